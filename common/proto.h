@@ -1,0 +1,330 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The command channel between the verbs library and softrdmad: what
+ * /dev/infiniband/uverbsN and the ib_uverbs commands are to a kernel
+ * provider.  One SOCK_SEQPACKET connection per opened context (plus short
+ * lived ones to list devices).  Every request is answered by exactly one
+ * reply carrying the same op; file descriptors travel as SCM_RIGHTS.
+ *
+ * Both ends come from the same build; SRD_PROTO_VERSION is checked at
+ * SRD_CMD_HELLO so a stale daemon is refused rather than misread.
+ *
+ * Handles are the daemon's; user_handle fields are the library's own
+ * values (object pointers) echoed back in events.
+ */
+#ifndef SOFTRDMA_COMMON_PROTO_H
+#define SOFTRDMA_COMMON_PROTO_H
+
+#include <assert.h>
+#include <stdint.h>
+
+#include <infiniband/verbs.h>
+
+#define SRD_PROTO_VERSION 1
+
+/* Abstract UNIX socket name (per network namespace).  SOFTRDMA_SOCKET in
+ * the environment overrides it, for tests that run a private daemon. */
+#define SRD_SOCKET_DEFAULT "softrdma"
+#define SRD_SOCKET_ENV "SOFTRDMA_SOCKET"
+/* Path of the daemon binary the library starts when none is running. */
+#define SRD_DAEMON_ENV "SOFTRDMAD"
+
+#define SRD_MSG_MAX 8192 /* largest request or reply, header included */
+#define SRD_MAX_FDS 64	 /* most fds in one message */
+#define SRD_DEV_NAME_MAX 64
+#define SRD_MAX_GIDS 16
+#define SRD_MAX_DEVICES 32
+#define SRD_MR_MAX_PIECES 60 /* pieces (one fd each) in one REG_MR */
+
+enum srd_cmd {
+	SRD_CMD_HELLO = 1,
+	SRD_CMD_LIST_DEVICES,
+	SRD_CMD_OPEN_DEVICE,
+	SRD_CMD_QUERY_DEVICE,
+	SRD_CMD_QUERY_PORT,
+	SRD_CMD_QUERY_GID,
+	SRD_CMD_QUERY_PKEY,
+	SRD_CMD_ALLOC_PD,
+	SRD_CMD_DEALLOC_PD,
+	SRD_CMD_REG_MR,
+	SRD_CMD_REREG_MR,
+	SRD_CMD_DEREG_MR,
+	SRD_CMD_CREATE_COMP_CHANNEL,
+	SRD_CMD_DESTROY_COMP_CHANNEL,
+	SRD_CMD_CREATE_CQ,
+	SRD_CMD_RESIZE_CQ,
+	SRD_CMD_DESTROY_CQ,
+	SRD_CMD_CREATE_QP,
+	SRD_CMD_MODIFY_QP,
+	SRD_CMD_QUERY_QP,
+	SRD_CMD_DESTROY_QP,
+	SRD_CMD_CREATE_SRQ,
+	SRD_CMD_MODIFY_SRQ,
+	SRD_CMD_QUERY_SRQ,
+	SRD_CMD_DESTROY_SRQ,
+	SRD_CMD_CREATE_AH,
+	SRD_CMD_DESTROY_AH,
+	SRD_CMD__MAX
+};
+
+/* Every message starts with this header.  In a reply, status is 0 or a
+ * negative errno, and len counts the bytes that follow the header. */
+struct srd_msg_hdr {
+	uint32_t op;
+	uint32_t len;
+	int32_t status;
+	uint32_t rsvd;
+};
+static_assert(sizeof(struct srd_msg_hdr) == 16, "msg hdr");
+
+/* --- HELLO: first message on every connection ------------------------ */
+struct srd_hello_req {
+	uint32_t version;
+	uint32_t pid;
+};
+struct srd_hello_rep {
+	uint32_t version;
+	uint32_t daemon_pid;
+};
+
+/* --- LIST_DEVICES ----------------------------------------------------- */
+struct srd_device_info {
+	char name[SRD_DEV_NAME_MAX];
+	char netdev[SRD_DEV_NAME_MAX];
+	uint64_t node_guid; /* big endian, as ibv_get_device_guid returns */
+	uint32_t index;
+	uint32_t node_type; /* enum ibv_node_type */
+	uint32_t transport; /* enum ibv_transport_type */
+	uint32_t rsvd;
+};
+struct srd_list_devices_rep {
+	uint32_t count;
+	uint32_t rsvd;
+	struct srd_device_info dev[];
+};
+
+/* --- OPEN_DEVICE: turns the connection into a context ---------------- */
+/* Trace flags: the daemon writes a decoded line for every CQE it writes to
+ * this context's CQs onto the fd passed with the request (the client's
+ * stderr), as a kernel provider would print in its debug log. */
+enum {
+	SRD_TRACE_CQE = 1 << 0,
+};
+struct srd_open_device_req {
+	uint32_t index;
+	uint32_t trace_flags; /* SRD_TRACE_*; an fd is passed when non-zero */
+};
+/* Reply fds: [0] async event fd (read end), [1] doorbell eventfd,
+ * [2] device status page memfd (sealed, map read-only). */
+struct srd_open_device_rep {
+	uint32_t num_comp_vectors;
+	uint32_t rsvd;
+};
+
+/* Records read from the async event fd. */
+struct srd_async_event {
+	uint32_t event_type; /* enum ibv_event_type */
+	uint32_t port_num;
+	uint64_t user_handle; /* QP, CQ or SRQ, as given at creation */
+};
+static_assert(sizeof(struct srd_async_event) == 16, "async event");
+
+/* Records read from a completion channel fd: the CQ's user_handle. */
+struct srd_comp_event {
+	uint64_t cq_user_handle;
+};
+
+/* --- queries ----------------------------------------------------------- */
+struct srd_query_device_rep {
+	struct ibv_device_attr attr;
+};
+struct srd_query_port_req {
+	uint32_t port_num;
+};
+struct srd_query_port_rep {
+	struct ibv_port_attr attr;
+};
+struct srd_query_gid_req {
+	uint32_t port_num;
+	uint32_t index;
+};
+struct srd_query_gid_rep {
+	union ibv_gid gid;
+	uint32_t gid_type; /* enum ibv_gid_type_sysfs: IBV_GID_TYPE_SYSFS_ROCE_V2 */
+	uint32_t valid; /* 0: empty slot (all-zero gid) */
+	char netdev[SRD_DEV_NAME_MAX];
+};
+struct srd_query_pkey_req {
+	uint32_t port_num;
+	uint32_t index;
+};
+struct srd_query_pkey_rep {
+	uint16_t pkey; /* big endian */
+	uint16_t rsvd[3];
+};
+
+/* --- generic handle request/reply ------------------------------------- */
+struct srd_handle_req {
+	uint32_t handle;
+	uint32_t rsvd;
+};
+struct srd_handle_rep {
+	uint32_t handle;
+	uint32_t rsvd;
+};
+
+/* --- memory registration ---------------------------------------------- */
+/*
+ * The library describes the page-aligned span [start, start + span_len) of
+ * its address space that covers the MR as pieces in address order.  Each
+ * piece is either a window of a memfd (passed in the same message, in the
+ * order of the pieces that have one) that the library has mapped MAP_SHARED
+ * at that address, or - for memory the library could not move - a range
+ * the daemon reaches with process_vm_readv/writev on the client's pid.
+ */
+enum srd_piece_kind {
+	SRD_PIECE_FD = 1,
+	SRD_PIECE_PVM = 2,
+};
+struct srd_mr_piece {
+	uint64_t len;	    /* multiple of the page size */
+	uint64_t fd_offset; /* SRD_PIECE_FD: offset within its memfd */
+	uint32_t kind;
+	uint32_t rsvd;
+};
+struct srd_reg_mr_req {
+	uint32_t pd_handle;
+	uint32_t access; /* IBV_ACCESS_* */
+	uint64_t addr;	 /* start of the MR in the client */
+	uint64_t length;
+	uint64_t iova; /* address the peer uses (== addr for ibv_reg_mr) */
+	uint64_t span_start; /* page aligned, <= addr */
+	uint64_t span_len;
+	uint32_t num_pieces;
+	uint32_t rsvd;
+	struct srd_mr_piece piece[];
+};
+struct srd_reg_mr_rep {
+	uint32_t handle;
+	uint32_t lkey;
+	uint32_t rkey;
+	uint32_t rsvd;
+};
+/* REREG_MR: flags are IBV_REREG_MR_CHANGE_*; with CHANGE_TRANSLATION the
+ * addr..piece fields describe the new memory, as in REG_MR. */
+struct srd_rereg_mr_req {
+	uint32_t handle;
+	uint32_t flags;
+	struct srd_reg_mr_req reg;
+};
+
+/* --- completion channels and CQs -------------------------------------- */
+/* CREATE_COMP_CHANNEL reply carries one fd: the read end to poll. */
+
+struct srd_create_cq_req {
+	uint32_t cqe;		 /* requested */
+	uint32_t channel_handle; /* UINT32_MAX: none */
+	uint32_t comp_vector;
+	uint32_t rsvd;
+	uint64_t user_handle;
+};
+/* Reply fd: [0] the CQ memfd, of ring_offset + entries * 64 bytes. */
+struct srd_create_cq_rep {
+	uint32_t handle;
+	uint32_t cqe;	      /* reported to the application */
+	uint32_t log_entries; /* ring has 1 << log_entries CQEs */
+	uint32_t ring_offset;
+	uint64_t map_len;
+};
+struct srd_resize_cq_req {
+	uint32_t handle;
+	uint32_t cqe;
+	/* CQEs the library has polled so far: entries after it are carried
+	 * over to the new ring, which then starts at index 0. */
+	uint32_t cons;
+	uint32_t rsvd;
+};
+/* RESIZE_CQ reply: struct srd_create_cq_rep and the new memfd. */
+
+/* --- QPs ---------------------------------------------------------------- */
+#define SRD_NO_HANDLE UINT32_MAX
+
+struct srd_create_qp_req {
+	uint32_t pd_handle;
+	uint32_t send_cq_handle;
+	uint32_t recv_cq_handle;
+	uint32_t srq_handle; /* SRD_NO_HANDLE: none */
+	uint32_t qp_type;    /* enum ibv_qp_type */
+	uint32_t sq_sig_all;
+	struct ibv_qp_cap cap;
+	uint64_t user_handle;
+};
+/* Reply fd: [0] the QP memfd: ctl page, SQ ring, RQ ring. */
+struct srd_create_qp_rep {
+	uint32_t handle;
+	uint32_t qp_num;
+	struct ibv_qp_cap cap; /* what was granted (>= requested) */
+	uint32_t sq_entries;   /* ring slots, power of two */
+	uint32_t sq_slot_size;
+	uint32_t sq_offset;
+	uint32_t rq_entries; /* 0 when the QP uses an SRQ */
+	uint32_t rq_slot_size;
+	uint32_t rq_offset;
+	uint64_t map_len;
+};
+struct srd_modify_qp_req {
+	uint32_t handle;
+	uint32_t attr_mask; /* enum ibv_qp_attr_mask */
+	struct ibv_qp_attr attr;
+};
+struct srd_query_qp_req {
+	uint32_t handle;
+	uint32_t attr_mask;
+};
+struct srd_query_qp_rep {
+	struct ibv_qp_attr attr;
+	struct ibv_qp_cap cap;
+	uint32_t sq_sig_all;
+	uint32_t rsvd;
+};
+/* MODIFY_QP reply: the new state (the library caches it in qp->state). */
+struct srd_modify_qp_rep {
+	uint32_t qp_state;
+	uint32_t rsvd;
+};
+
+/* --- SRQs ---------------------------------------------------------------- */
+struct srd_create_srq_req {
+	uint32_t pd_handle;
+	uint32_t max_wr;
+	uint32_t max_sge;
+	uint32_t srq_limit;
+	uint64_t user_handle;
+};
+/* Reply fd: [0] the SRQ memfd: ctl page, ring. */
+struct srd_create_srq_rep {
+	uint32_t handle;
+	uint32_t max_wr; /* granted */
+	uint32_t max_sge;
+	uint32_t entries; /* ring slots, power of two */
+	uint32_t slot_size;
+	uint32_t ring_offset;
+	uint64_t map_len;
+};
+struct srd_modify_srq_req {
+	uint32_t handle;
+	uint32_t attr_mask; /* enum ibv_srq_attr_mask */
+	struct ibv_srq_attr attr;
+};
+struct srd_query_srq_rep {
+	struct ibv_srq_attr attr;
+};
+
+/* --- address handles ------------------------------------------------------ */
+struct srd_create_ah_req {
+	uint32_t pd_handle;
+	uint32_t rsvd;
+	struct ibv_ah_attr attr;
+};
+
+#endif

@@ -1,0 +1,266 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * softrdmad's objects: what ib_core's object tables and a NIC's context
+ * memory hold.  The daemon is single threaded (one epoll loop runs the
+ * command channels and the transport engine), so nothing here is locked.
+ *
+ * Ownership: every object belongs to one client (an opened context).  When
+ * the client's connection closes, client_destroy() releases everything it
+ * owned, QPs first.
+ */
+#ifndef SOFTRDMA_DAEMON_OBJECTS_H
+#define SOFTRDMA_DAEMON_OBJECTS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <infiniband/verbs.h>
+
+#include "common/list.h"
+#include "common/ring.h"
+
+struct srd_daemon;
+struct srd_client;
+struct srd_qp_transport; /* engine-private per-QP state (transport/) */
+
+/* Generic index table: handles and keys are table indices. */
+struct srd_table {
+	void **slot;
+	uint32_t size; /* allocated slots */
+	uint32_t max;  /* hard limit (device attribute) */
+	uint32_t count;
+	uint32_t hint;	/* next index to try */
+	uint32_t first; /* smallest index handed out */
+};
+
+struct srd_port {
+	enum ibv_port_state state;
+	enum ibv_mtu max_mtu;
+	enum ibv_mtu active_mtu;
+	uint32_t netdev_mtu;
+	union ibv_gid gid[SRD_MAX_GIDS];
+	bool gid_valid[SRD_MAX_GIDS];
+	uint32_t gid_count;
+};
+
+struct srd_device {
+	struct list_node node; /* in daemon->devices */
+	uint32_t index;
+	char name[64];
+	char netdev[64];
+	uint64_t node_guid; /* big endian */
+	struct ibv_device_attr attr;
+	struct srd_port port; /* port 1 */
+};
+
+struct srd_pd {
+	uint32_t handle;
+	struct srd_client *owner;
+	uint32_t refcnt; /* MRs, QPs, SRQs, AHs using it */
+};
+
+/* How the daemon reaches one page-aligned piece of an MR's span. */
+struct srd_mr {
+	uint32_t handle;
+	uint32_t lkey;
+	uint32_t rkey;
+	struct srd_client *owner;
+	struct srd_pd *pd;
+	struct srd_device *dev;
+	int access;    /* IBV_ACCESS_* */
+	uint64_t addr; /* client virtual address of byte 0 */
+	uint64_t iova; /* address peers use for byte 0 */
+	uint64_t length;
+	/* The daemon's mapping of the span that covers [addr, addr+length):
+	 * base points at the byte that corresponds to addr.  NULL when any
+	 * piece is reached with process_vm_* (then pvm_pid is set). */
+	uint8_t *base;
+	void *map; /* start of the daemon mapping */
+	size_t map_len;
+	pid_t pvm_pid; /* non-zero: use process_vm_readv/writev */
+};
+
+struct srd_comp_channel {
+	uint32_t handle;
+	struct srd_client *owner;
+	int wfd;	 /* write end; the client holds the read end */
+	uint32_t refcnt; /* CQs attached */
+};
+
+struct srd_cq {
+	uint32_t handle;
+	struct srd_client *owner;
+	uint64_t user_handle;
+	struct srd_comp_channel *channel;
+	uint32_t cqe; /* what the application asked for / was told */
+	uint32_t log_entries;
+	uint32_t entries;
+	uint32_t prod;		/* daemon-private producer index */
+	struct srd_cq_ctl *ctl; /* shared, client writable */
+	struct srd_cqe *ring;	/* shared */
+	void *map;
+	size_t map_len;
+	uint32_t refcnt; /* QPs using it */
+	bool in_error;	 /* overrun: no more CQEs are written */
+};
+
+struct srd_srq {
+	uint32_t handle;
+	struct srd_client *owner;
+	struct srd_pd *pd;
+	uint64_t user_handle;
+	uint32_t max_wr;
+	uint32_t max_sge;
+	uint32_t entries;
+	uint32_t slot_size;
+	uint32_t cons;		 /* daemon-private consumer index */
+	uint32_t limit;		 /* 0: not armed */
+	struct srd_srq_ctl *ctl; /* shared */
+	uint8_t *ring;		 /* shared */
+	void *map;
+	size_t map_len;
+	uint32_t refcnt; /* QPs using it */
+	bool in_error;
+};
+
+struct srd_ah {
+	uint32_t handle;
+	struct srd_client *owner;
+	struct srd_pd *pd;
+	struct ibv_ah_attr attr;
+};
+
+/* A work queue as the daemon sees it: its own copies of the geometry. */
+struct srd_wq {
+	uint8_t *ring;		/* shared, client writable */
+	struct srd_wq_ctl *ctl; /* shared */
+	uint32_t entries;	/* power of two, 0 when absent */
+	uint32_t slot_size;
+	uint32_t max_wr; /* granted capability */
+	uint32_t max_sge;
+};
+
+struct srd_qp {
+	uint32_t handle;
+	uint32_t qpn;
+	struct srd_client *owner;
+	struct srd_device *dev;
+	struct srd_pd *pd;
+	struct srd_cq *send_cq;
+	struct srd_cq *recv_cq;
+	struct srd_srq *srq; /* NULL: the QP has its own RQ */
+	uint64_t user_handle;
+	enum ibv_qp_type type;
+	bool sq_sig_all;
+	struct ibv_qp_cap cap;
+	/* Current attributes, as query_qp reports them; qp_state is the
+	 * authoritative state. */
+	struct ibv_qp_attr attr;
+	struct srd_wq sq;
+	struct srd_wq rq;
+	void *map;
+	size_t map_len;
+	struct list_node node;	     /* in daemon->qps (engine scan list) */
+	struct srd_qp_transport *tp; /* engine-owned */
+};
+
+/* A context: one command connection. */
+struct srd_client {
+	struct list_node node; /* in daemon->clients */
+	struct srd_daemon *d;
+	int fd;	       /* command socket */
+	int async_wfd; /* write end of the async event pipe, -1 if none */
+	int trace_fd;  /* client's stderr for CQE traces, -1 if none */
+	uint32_t trace_flags;
+	pid_t pid;
+	struct srd_device *dev; /* NULL until OPEN_DEVICE */
+	bool dead;
+};
+
+struct srd_daemon {
+	struct list_head devices;
+	struct list_head clients;
+	struct list_head qps; /* every QP, for the engine's scan */
+	struct srd_table pds, mrs, cqs, qps_by_num, srqs, ahs, channels;
+	int epfd;
+	int listen_fd;
+	int doorbell_fd; /* eventfd clients kick when the engine sleeps */
+	int dev_page_fd;
+	struct srd_dev_page *dev_page;
+	uint32_t qp_handle_dummy;
+	struct srd_engine *engine; /* transport/ state */
+};
+
+/* --- services the core offers to the engine ---------------------------- */
+
+/* Monotonic clock in nanoseconds. */
+uint64_t srd_now_ns(void);
+
+/*
+ * Write one CQE (everything but the owner byte, which cq_push sets) and
+ * raise the completion channel if the CQ is armed for it.  Returns 0, or
+ * -ENOSPC when the CQ overflowed: the CQ is then in error, IBV_EVENT_CQ_ERR
+ * has been sent, and the caller must move the QP to the error state.
+ */
+int cq_push(struct srd_cq *cq, const struct srd_cqe *cqe);
+
+/* Send an async event to the owner of an object. */
+void client_async_event(struct srd_client *c, enum ibv_event_type type,
+			uint64_t user_handle);
+
+/* Move a QP to IBV_QPS_ERR from inside the daemon (engine errors, peer
+ * loss, CQ overrun); sends IBV_EVENT_QP_FATAL-class events as asked
+ * (event < 0: none). */
+void qp_enter_error(struct srd_qp *qp, int event);
+
+/* Look up a QP by number on a device; NULL if none. */
+struct srd_qp *qp_lookup_num(struct srd_daemon *d, uint32_t qpn);
+
+/* Look up an MR by lkey or rkey (the same value); NULL if none. */
+struct srd_mr *mr_lookup_key(struct srd_daemon *d, uint32_t key);
+
+/* Look up an AH by handle, checking it belongs to c. */
+struct srd_ah *ah_lookup(struct srd_client *c, uint32_t handle);
+
+/*
+ * Check that [va, va+len) lies within mr (va is in the MR's iova space),
+ * that access (IBV_ACCESS_* bits needed) is granted, and that pd matches
+ * (pd == NULL: don't check).  Returns 0 or -EACCES / -EINVAL / -EFAULT.
+ */
+int mr_check(const struct srd_mr *mr, const struct srd_pd *pd, uint64_t va,
+	     uint64_t len, int access);
+
+/*
+ * Copy len bytes between two MR ranges already checked with mr_check:
+ * dst at dst_va within dst_mr, src at src_va within src_mr (iova space).
+ * One copy when both are mapped; bounced through process_vm_* otherwise.
+ * Returns 0 or a negative errno (the client vanished, EFAULT).
+ */
+int mr_copy(struct srd_mr *dst_mr, uint64_t dst_va, struct srd_mr *src_mr,
+	    uint64_t src_va, uint64_t len);
+/* Copy between an MR range and daemon memory. */
+int mr_read(struct srd_mr *mr, uint64_t va, void *buf, uint64_t len);
+int mr_write(struct srd_mr *mr, uint64_t va, const void *buf, uint64_t len);
+/* Daemon pointer to an MR range (for atomics); NULL when not mapped. */
+uint8_t *mr_ptr(struct srd_mr *mr, uint64_t va);
+
+/* --- the engine's entry points (transport/) ---------------------------- */
+
+int engine_init(struct srd_daemon *d);
+void engine_fini(struct srd_daemon *d);
+/* One pass over every QP and the in-memory wire.  Returns true if any
+ * work was done (the main loop keeps polling while work comes). */
+bool engine_progress(struct srd_daemon *d, uint64_t now_ns);
+/* Earliest timer (retransmit, RNR) in ns, or UINT64_MAX. */
+uint64_t engine_next_deadline(struct srd_daemon *d);
+/* QP lifecycle hooks, called by the core. */
+int engine_qp_create(struct srd_qp *qp);
+void engine_qp_destroy(struct srd_qp *qp);
+/* Called after a successful modify_qp; old is the previous state. */
+void engine_qp_modified(struct srd_qp *qp, enum ibv_qp_state old,
+			int attr_mask);
+/* Called after an SRQ was armed or destroyed. */
+void engine_srq_destroyed(struct srd_srq *srq);
+
+#endif
