@@ -14,7 +14,10 @@ For each side (our include/ tree, and the system headers alone) this script
      offsetof/sizeof of each field, the value of each enumerator, the
      size and signedness of each enum, and the value of every object-like
      macro that is an integer constant expression;
-  3. compiles and runs that program.
+  3. compiles and runs that program;
+  4. compiles the inline verbs of verbs.h (softrdma_inline_list.h) and
+     every static inline function of the rdma/ headers (librdmacm's
+     inline functions) out of line at -O2 and fingerprints their code.
 
 The two outputs (plus the AST-level facts: field types, function
 prototypes, macro names) are diffed line by line.  Exit status: 0 when
@@ -117,6 +120,7 @@ class Side:
         self.functions = {}    # name -> description
         self.macros = {}       # name -> "obj" / "fn(args)"
         self.ast_lines = []    # facts compared without running code
+        self.inline_defs = {}  # static inline function with body -> file
 
 
 def in_roots(path, roots):
@@ -268,6 +272,10 @@ def parse_ast(side, clang, cflags, src):
             # keep the most informative declaration (the definition)
             if prev is None or len(desc) >= len(prev):
                 side.functions[name] = desc
+            if (node.get("storageClass") == "static" and
+                    any(ch.get("kind") == "CompoundStmt"
+                        for ch in node.get("inner", []))):
+                side.inline_defs[name] = os.path.realpath(f)
             _walk_silently(node, tracker)
         elif kind == "VarDecl":
             side.functions[node["name"]] = "var " + norm_type(
@@ -474,6 +482,57 @@ def inline_code(side, args, headers, tmp):
     return out
 
 
+# The <assert.h> seen by the fingerprinted code: glibc's assert() embeds the
+# line number and the expression text, which say nothing about behaviour.
+# This one keeps the condition and the call on failure, nothing else.
+PROBE_ASSERT_H = """\
+#ifndef SOFTRDMA_PROBE_ASSERT_H
+#define SOFTRDMA_PROBE_ASSERT_H
+void softrdma_probe_assert_failed(void) __attribute__((__noreturn__));
+#define assert(e) ((e) ? (void)0 : softrdma_probe_assert_failed())
+#endif
+"""
+
+# Include directories (relative to an include root) whose static inline
+# functions are fingerprinted one by one.  The verbs header has its own
+# list (softrdma_inline_list.h); the librdmacm headers do not need one.
+INLINE_CODE_DIRS = ("rdma",)
+
+
+def rdma_inline_code(side, args, headers, tmp):
+    """Compile every static inline function of the include/rdma headers
+    out of line (with a neutral assert()) and fingerprint its code."""
+    objdump = shutil.which("objdump")
+    if not objdump:
+        return []
+    names = sorted(n for n, f in side.inline_defs.items()
+                   if os.path.basename(os.path.dirname(f))
+                   in INLINE_CODE_DIRS)
+    if not names:
+        return []
+    adir = os.path.join(tmp, "probe_assert")
+    os.makedirs(adir, exist_ok=True)
+    with open(os.path.join(adir, "assert.h"), "w") as fp:
+        fp.write(PROBE_ASSERT_H)
+    src = os.path.join(tmp, "%s_rdma_inline.c" % side.name)
+    obj = src + ".o"
+    with open(src, "w") as fp:
+        fp.write(tu_text(headers, args.define))
+        for n in names:
+            fp.write("void *volatile __keep_%s = (void *)&%s;\n" % (n, n))
+    inc = ["-I" + r for r in args.include_dirs_for(side.name)] + ["-I" + adir]
+    run([args.cc, "-O2", "-w", "-c", "-o", obj, src] + inc + args.cflags)
+    funcs = normalized_functions(run([objdump, "-dr", "--no-show-raw-insn",
+                                      obj]))
+    out = []
+    for name in names:
+        insns = funcs.get(name)
+        digest = (hashlib.sha1("\n".join(insns).encode()).hexdigest()[:16]
+                  if insns is not None else "not-emitted")
+        out.append("I %s %s" % (name, digest))
+    return out
+
+
 def probe_side(side, args, headers, tmp):
     inc = ["-I" + r for r in args.include_dirs_for(side.name)]
     src = os.path.join(tmp, "%s_tu.c" % side.name)
@@ -491,6 +550,7 @@ def probe_side(side, args, headers, tmp):
     run([args.cc, "-std=gnu11", "-w", "-o", exe, csrc] + cflags)
     lines = run([exe]).splitlines()
     lines += inline_code(side, args, headers, tmp)
+    lines += rdma_inline_code(side, args, headers, tmp)
     return sorted(set(lines + ast_facts(side))), imacros
 
 
@@ -561,10 +621,11 @@ def main():
     print("abi_probe: compared %d structs/unions, %d fields, %d enumerators, "
           "%d named enums, %d functions/variables, %d typedefs, "
           "%d macros (%d with integer values), "
-          "%d functions emitted for the inline verbs, same code"
+          "%d functions emitted for the inline verbs, "
+          "%d static inline functions of rdma/ headers, same code"
           % (count(b, "R "), count(b, "F "), count(b, "E "), count(b, "N "),
              count(b, "D "), count(b, "Y "), count(b, "X "), len(bm),
-             count(b, "C ")))
+             count(b, "C "), count(b, "I ")))
     if args.verbose:
         for l in b:
             print("  " + l)

@@ -41,7 +41,7 @@ OBSOLETE = {"infiniband/arch.h"}
 
 
 # Expands the function-like macros and calls a sample of the inline verbs
-# the way applications do.
+# (and of the librdmacm inline functions) the way applications do.
 USAGE = r"""
 #include <infiniband/verbs.h>
 #include <infiniband/sa.h>
@@ -88,6 +88,33 @@ int softrdma_usage(struct ibv_context *ctx, struct ibv_pd *pd, void *buf,
 	rc |= IBV_OPCODE_RC_SEND_ONLY;
 	rc |= (int)ibv_flow_label_to_udp_sport(5);
 	rc |= (int)sizeof(struct ibv_path_record);
+	return rc;
+}
+
+#include <rdma/rdma_verbs.h>
+#include <rdma/rsocket.h>
+
+int softrdma_cm_usage(struct rdma_cm_id *id, void *buf, struct ibv_ah *ah);
+int softrdma_cm_usage(struct rdma_cm_id *id, void *buf, struct ibv_ah *ah)
+{
+	struct ibv_mr *mr = rdma_reg_msgs(id, buf, 64);
+	struct ibv_wc wc;
+	int rc = 0;
+
+	rc |= rdma_post_recv(id, NULL, buf, 64, mr);
+	rc |= rdma_post_send(id, NULL, buf, 64, NULL, IBV_SEND_INLINE);
+	rc |= rdma_post_read(id, buf, buf, 64, mr, 0, 0x1000, 5);
+	rc |= rdma_post_write(id, buf, buf, 64, mr, IBV_SEND_SIGNALED, 0, 5);
+	rc |= rdma_post_ud_send(id, NULL, buf, 64, mr, 0, ah, 7);
+	rc |= rdma_get_send_comp(id, &wc) + rdma_get_recv_comp(id, &wc);
+	rc |= rdma_dereg_mr(rdma_reg_write(id, buf, 64));
+	rc |= rdma_dereg_mr(rdma_reg_read(id, buf, 64));
+	rc |= rdma_dereg_mr(mr);
+	rc |= rdma_get_local_addr(id)->sa_family == AF_INET6;
+	rc |= rdma_get_peer_addr(id)->sa_family == AF_IB;
+	rc |= (int)rdma_get_src_port(id) + RDMA_OPTION_ID_ACK_TIMEOUT;
+	rc |= (int)(RDMA_IB_IP_PS_TCP >> 16) + RAI_PASSIVE + RDMA_UDP_QKEY;
+	rc |= rpoll(NULL, 0, 0) + rfcntl(0, 3) + SOL_RDMA + RDMA_INLINE;
 	return rc;
 }
 """
