@@ -18,6 +18,7 @@
 #include <infiniband/verbs.h>
 
 #include "common/list.h"
+#include "common/proto.h"
 #include "common/ring.h"
 
 struct srd_daemon;
@@ -32,6 +33,7 @@ struct srd_table {
 	uint32_t count;
 	uint32_t hint;	/* next index to try */
 	uint32_t first; /* smallest index handed out */
+	uint8_t *gen;	/* per slot: bumped on every free (MR key byte) */
 };
 
 struct srd_port {
@@ -176,6 +178,8 @@ struct srd_client {
 	pid_t pid;
 	struct srd_device *dev; /* NULL until OPEN_DEVICE */
 	bool dead;
+	bool hello; /* HELLO accepted */
+	uid_t uid;  /* from SO_PEERCRED */
 };
 
 struct srd_daemon {
@@ -190,6 +194,14 @@ struct srd_daemon {
 	struct srd_dev_page *dev_page;
 	uint32_t qp_handle_dummy;
 	struct srd_engine *engine; /* transport/ state */
+	/* main loop (loop.c) */
+	int sig_fd;
+	bool stop;
+	uint32_t nclients;
+	uint64_t spin_ns;      /* busy-poll this long after the last work */
+	uint64_t idle_exit_ns; /* exit after this long without clients; 0 */
+	uint64_t idle_since;   /* when the last client left */
+	bool engine_up;	       /* engine_init succeeded */
 };
 
 /* --- services the core offers to the engine ---------------------------- */
@@ -257,9 +269,20 @@ uint64_t engine_next_deadline(struct srd_daemon *d);
 /* QP lifecycle hooks, called by the core. */
 int engine_qp_create(struct srd_qp *qp);
 void engine_qp_destroy(struct srd_qp *qp);
-/* Called after a successful modify_qp; old is the previous state. */
+/*
+ * Called after a successful modify_qp; old is the previous state.  Ring
+ * indices are free running and never rewound: after a move to RESET the
+ * engine takes the rings' current prod as its starting point (what was
+ * posted before is dropped) and the library keeps counting from there.
+ */
 void engine_qp_modified(struct srd_qp *qp, enum ibv_qp_state old,
 			int attr_mask);
+/*
+ * QUERY_QP: fill in what only the engine knows live, as rxe reports it:
+ * sq_psn (next PSN to send), rq_psn (next PSN expected), sq_draining.
+ * Optional: the core has a weak default that leaves attr as it is.
+ */
+void engine_qp_query(struct srd_qp *qp, struct ibv_qp_attr *attr);
 /* Called after an SRQ was armed or destroyed. */
 void engine_srq_destroyed(struct srd_srq *srq);
 

@@ -1,0 +1,156 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Interfaces between the files of the daemon core (everything in daemon/
+ * but transport/).  What the engine may use is in daemon/objects.h.
+ */
+#ifndef SOFTRDMA_DAEMON_CORE_H
+#define SOFTRDMA_DAEMON_CORE_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/proto.h"
+#include "daemon/objects.h"
+
+/* --- log.c ---------------------------------------------------------------- */
+enum {
+	SRD_LOG_ERR,
+	SRD_LOG_WARN,
+	SRD_LOG_INFO,
+	SRD_LOG_DEBUG
+};
+/* Log to fd (-1: nowhere); messages above level are dropped. */
+void srd_log_open(int fd, int level);
+void srd_log(int level, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* --- table.c -------------------------------------------------------------- */
+/* Indices are handed out from [first, first + max). */
+int table_init(struct srd_table *t, uint32_t first, uint32_t max);
+void table_fini(struct srd_table *t);
+/* Store obj in a free slot; returns its index or -ENOMEM when full. */
+int64_t table_alloc(struct srd_table *t, void *obj);
+void *table_get(const struct srd_table *t, uint32_t idx);
+void table_free(struct srd_table *t, uint32_t idx);
+/* Generation byte of a slot (bumped by every table_free). */
+uint8_t table_gen(const struct srd_table *t, uint32_t idx);
+void table_bump_gen(struct srd_table *t, uint32_t idx);
+/* One past the highest index ever handed out (for scans). */
+static inline uint32_t table_end(const struct srd_table *t)
+{
+	return t->size;
+}
+
+/* --- shm.c ---------------------------------------------------------------- */
+/*
+ * Create a memfd of len bytes, map it shared read-write into the daemon
+ * (*map) and seal its size.  extra_seals are added after mapping.
+ * Returns the fd or a negative errno.
+ */
+int shm_create(const char *name, size_t len, unsigned int extra_seals,
+	       void **map);
+
+/* --- device.c ------------------------------------------------------------- */
+int device_add(struct srd_daemon *d, const char *name, const char *netdev);
+void devices_fini(struct srd_daemon *d);
+struct srd_device *device_by_index(struct srd_daemon *d, uint32_t index);
+uint32_t device_count(struct srd_daemon *d);
+/* IB MTU enum that fits a netdev MTU once RoCEv2 headers are taken off. */
+enum ibv_mtu device_mtu_for_netdev(uint32_t netdev_mtu);
+bool device_gid_valid(const struct srd_device *dev, uint32_t index);
+
+/* --- daemon.c ------------------------------------------------------------- */
+struct srd_options {
+	const char *socket_name;
+	uint64_t spin_us;
+	uint64_t idle_exit_s;
+};
+int daemon_init(struct srd_daemon *d, const struct srd_options *o,
+		int listen_fd);
+void daemon_fini(struct srd_daemon *d);
+
+/* --- loop.c --------------------------------------------------------------- */
+/* Run until SIGTERM/SIGINT or the idle timeout; returns 0 or -errno. */
+int daemon_run(struct srd_daemon *d);
+
+/* --- client.c ------------------------------------------------------------- */
+/* Accept every pending connection on the listening socket. */
+void client_accept_all(struct srd_daemon *d);
+/* Serve readable input; destroys the client on EOF or a fatal error. */
+void client_input(struct srd_client *c, uint32_t events);
+/* Hold (or let go of) the fd kept for refusing connections when the
+ * daemon runs out of fds. */
+void client_spare_fd(bool hold);
+/* Release everything c owned, close its connection and free it. */
+void client_destroy(struct srd_client *c);
+
+/* --- dispatch.c ----------------------------------------------------------- */
+#define SRD_REP_MAX_FDS 4
+struct srd_req {
+	uint32_t op;
+	const void *data; /* payload after the header */
+	uint32_t len;
+	int *fds; /* received fds; a handler that keeps one sets it to -1 */
+	int nfds;
+};
+struct srd_rep {
+	uint32_t len;
+	int fds[SRD_REP_MAX_FDS];
+	int nfds;
+	unsigned int keep_mask; /* bit i: the daemon keeps fds[i] open */
+	_Alignas(8) uint8_t data[SRD_MSG_MAX - sizeof(struct srd_msg_hdr)];
+};
+/* Handle one request; returns 0 or the negative errno to reply with. */
+int dispatch(struct srd_client *c, struct srd_req *rq, struct srd_rep *rp);
+/* Typed view of the reply payload; sets its length. */
+#define REP(rp, type) ((type *)rep_payload((rp), sizeof(type)))
+void *rep_payload(struct srd_rep *rp, size_t len);
+void rep_add_fd(struct srd_rep *rp, int fd, bool keep);
+
+/* Command handlers (one per op), in the file of their object. */
+typedef int srd_cmd_fn(struct srd_client *c, struct srd_req *rq,
+		       struct srd_rep *rp);
+srd_cmd_fn cmd_hello, cmd_list_devices, cmd_open_device;
+srd_cmd_fn cmd_query_device, cmd_query_port, cmd_query_gid, cmd_query_pkey;
+srd_cmd_fn cmd_alloc_pd, cmd_dealloc_pd;
+srd_cmd_fn cmd_reg_mr, cmd_rereg_mr, cmd_dereg_mr;
+srd_cmd_fn cmd_create_comp_channel, cmd_destroy_comp_channel;
+srd_cmd_fn cmd_create_cq, cmd_resize_cq, cmd_destroy_cq;
+srd_cmd_fn cmd_create_qp, cmd_modify_qp, cmd_query_qp, cmd_destroy_qp;
+srd_cmd_fn cmd_create_srq, cmd_modify_srq, cmd_query_srq, cmd_destroy_srq;
+srd_cmd_fn cmd_create_ah, cmd_destroy_ah;
+
+/* --- object lookups and destructors (per object file) ---------------------- */
+struct srd_pd *pd_get(struct srd_client *c, uint32_t handle);
+void pd_destroy(struct srd_pd *pd);
+struct srd_mr *mr_get(struct srd_client *c, uint32_t handle);
+void mr_destroy(struct srd_mr *mr);
+struct srd_comp_channel *channel_get(struct srd_client *c, uint32_t handle);
+void channel_destroy(struct srd_comp_channel *ch);
+struct srd_cq *cq_get(struct srd_client *c, uint32_t handle);
+void cq_destroy(struct srd_cq *cq);
+struct srd_qp *qp_get(struct srd_client *c, uint32_t handle);
+void qp_destroy(struct srd_qp *qp);
+struct srd_srq *srq_get(struct srd_client *c, uint32_t handle);
+void srq_destroy(struct srd_srq *srq);
+void ah_destroy(struct srd_ah *ah);
+/* Check an address vector as CREATE_AH and MODIFY_QP(AV) need it. */
+int ah_attr_check(const struct srd_device *dev, const struct ibv_ah_attr *a);
+
+/* --- qp_state.c ------------------------------------------------------------ */
+/*
+ * The IBTA QP state machine: whether going from cur to next with attr_mask
+ * is legal for the QP type (required attributes present, nothing else but
+ * the optional ones).
+ */
+bool qp_modify_is_ok(enum ibv_qp_state cur, enum ibv_qp_state next,
+		     enum ibv_qp_type type, uint32_t attr_mask);
+
+/* --- cq.c --------------------------------------------------------------- */
+/* Create a CQ object without a command (unit tests, internal users). */
+int cq_create(struct srd_client *c, uint32_t cqe, struct srd_comp_channel *ch,
+	      uint64_t user_handle, struct srd_cq **out, int *memfd);
+
+#endif

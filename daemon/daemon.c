@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: MIT */
+/* Setting up and tearing down the daemon's state. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include "daemon/core.h"
+#include "daemon/loop_ev.h"
+
+/* First QPN handed out: 0 and 1 are the SMI and GSI QPs. */
+#define SRD_FIRST_QPN 0x11
+
+static int epoll_add(int epfd, int fd, uint64_t tag)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = tag };
+
+	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
+}
+
+static int tables_init(struct srd_daemon *d)
+{
+	/* Limits are the default device's attributes; the tables are the
+	 * daemon's, as ib_core's are per device and there is one. */
+	table_init(&d->pds, 1, 65536);
+	table_init(&d->mrs, 1, 65536);
+	table_init(&d->cqs, 1, 16384);
+	table_init(&d->qps_by_num, SRD_FIRST_QPN, 16384);
+	table_init(&d->srqs, 1, 16384);
+	table_init(&d->ahs, 1, 65536);
+	table_init(&d->channels, 1, 16384);
+	return 0;
+}
+
+static void tables_fini(struct srd_daemon *d)
+{
+	table_fini(&d->pds);
+	table_fini(&d->mrs);
+	table_fini(&d->cqs);
+	table_fini(&d->qps_by_num);
+	table_fini(&d->srqs);
+	table_fini(&d->ahs);
+	table_fini(&d->channels);
+}
+
+static int signals_init(struct srd_daemon *d)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	if (sigprocmask(SIG_BLOCK, &set, NULL))
+		return -errno;
+	d->sig_fd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+	return d->sig_fd < 0 ? -errno : 0;
+}
+
+int daemon_init(struct srd_daemon *d, const struct srd_options *o,
+		int listen_fd)
+{
+	void *page;
+	int err;
+
+	memset(d, 0, sizeof(*d));
+	list_head_init(&d->devices);
+	list_head_init(&d->clients);
+	list_head_init(&d->qps);
+	d->listen_fd = listen_fd;
+	d->epfd = d->doorbell_fd = d->dev_page_fd = d->sig_fd = -1;
+	d->spin_ns = o->spin_us * 1000;
+	d->idle_exit_ns = o->idle_exit_s * 1000000000ull;
+	tables_init(d);
+	err = device_add(d, "softrdma0", "lo");
+	if (err)
+		goto err;
+	d->doorbell_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (d->doorbell_fd < 0) {
+		err = -errno;
+		goto err;
+	}
+	/* Clients map the status page read-only: it says whether the engine
+	 * sleeps, and nobody but the daemon may say so. */
+	err = shm_create("softrdma-dev", SRD_PAGE_SIZE,
+			 F_SEAL_FUTURE_WRITE | F_SEAL_SEAL, &page);
+	if (err < 0)
+		goto err;
+	d->dev_page_fd = err;
+	d->dev_page = page;
+	err = signals_init(d);
+	if (err)
+		goto err;
+	d->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (d->epfd < 0) {
+		err = -errno;
+		goto err;
+	}
+	if (listen_fd >= 0) {
+		err = epoll_add(d->epfd, listen_fd, SRD_EV_LISTEN);
+		if (err)
+			goto err;
+	}
+	err = epoll_add(d->epfd, d->doorbell_fd, SRD_EV_DOORBELL);
+	if (!err)
+		err = epoll_add(d->epfd, d->sig_fd, SRD_EV_SIGNAL);
+	if (err)
+		goto err;
+	err = engine_init(d);
+	if (err)
+		goto err;
+	d->engine_up = true;
+	client_spare_fd(true);
+	d->idle_since = srd_now_ns();
+	return 0;
+err:
+	daemon_fini(d);
+	return err;
+}
+
+void daemon_fini(struct srd_daemon *d)
+{
+	list_for_each (&d->clients, it)
+		client_destroy(list_entry(it, struct srd_client, node));
+	if (d->engine_up)
+		engine_fini(d);
+	d->engine_up = false;
+	devices_fini(d);
+	tables_fini(d);
+	if (d->dev_page)
+		munmap(d->dev_page, SRD_PAGE_SIZE);
+	d->dev_page = NULL;
+	if (d->dev_page_fd >= 0)
+		close(d->dev_page_fd);
+	if (d->doorbell_fd >= 0)
+		close(d->doorbell_fd);
+	if (d->sig_fd >= 0)
+		close(d->sig_fd);
+	if (d->epfd >= 0)
+		close(d->epfd);
+	d->epfd = d->doorbell_fd = d->dev_page_fd = d->sig_fd = -1;
+}

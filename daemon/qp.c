@@ -1,0 +1,272 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Queue pairs: creation (rings in a memfd, a QPN), query, destruction, and
+ * the error state entered from inside the device.  MODIFY_QP is in
+ * qp_modify.c.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "daemon/core.h"
+
+#define QP_MAX_INLINE 512
+
+struct srd_qp *qp_get(struct srd_client *c, uint32_t handle)
+{
+	struct srd_qp *qp = table_get(&c->d->qps_by_num, handle);
+
+	return qp && qp->owner == c ? qp : NULL;
+}
+
+struct srd_qp *qp_lookup_num(struct srd_daemon *d, uint32_t qpn)
+{
+	return table_get(&d->qps_by_num, qpn);
+}
+
+static uint32_t min_u32(uint32_t a, uint32_t b)
+{
+	return a < b ? a : b;
+}
+
+static size_t page_align(size_t v)
+{
+	return (v + SRD_PAGE_SIZE - 1) & ~((size_t)SRD_PAGE_SIZE - 1);
+}
+
+static int qp_check_type(uint32_t type)
+{
+	switch (type) {
+	case IBV_QPT_RC:
+	case IBV_QPT_UC:
+	case IBV_QPT_UD:
+		return 0;
+	case IBV_QPT_RAW_PACKET:
+	case IBV_QPT_XRC_SEND:
+	case IBV_QPT_XRC_RECV:
+	case IBV_QPT_DRIVER:
+		return -EOPNOTSUPP; /* real QP types this device lacks */
+	default:
+		return -EINVAL;
+	}
+}
+
+static int qp_check_cap(const struct srd_device *dev,
+			const struct ibv_qp_cap *cap, bool has_srq)
+{
+	const struct ibv_device_attr *a = &dev->attr;
+
+	if (cap->max_send_wr > (uint32_t)a->max_qp_wr ||
+	    cap->max_send_sge > (uint32_t)a->max_sge ||
+	    cap->max_inline_data > QP_MAX_INLINE)
+		return -EINVAL;
+	if (!has_srq && (cap->max_recv_wr > (uint32_t)a->max_qp_wr ||
+			 cap->max_recv_sge > (uint32_t)a->max_sge))
+		return -EINVAL;
+	return 0;
+}
+
+/* Ring geometry and granted capabilities: every queue gets a power of two
+ * of slots, and a slot's room is granted as SGEs and inline bytes. */
+static void qp_geometry(struct srd_qp *qp, const struct ibv_qp_cap *req,
+			uint32_t max_sge)
+{
+	struct srd_wq *sq = &qp->sq, *rq = &qp->rq;
+	uint32_t room;
+
+	sq->entries = srd_pow2_roundup(req->max_send_wr ? req->max_send_wr : 1);
+	sq->slot_size =
+		srd_send_slot_size(req->max_send_sge, req->max_inline_data);
+	room = sq->slot_size - sizeof(struct srd_send_wqe);
+	sq->max_wr = sq->entries;
+	sq->max_sge = min_u32(room / sizeof(struct srd_sge), max_sge);
+	qp->cap.max_send_wr = sq->max_wr;
+	qp->cap.max_send_sge = sq->max_sge;
+	qp->cap.max_inline_data = min_u32(room, QP_MAX_INLINE);
+	if (qp->srq) {
+		memset(rq, 0, sizeof(*rq));
+		qp->cap.max_recv_wr = 0;
+		qp->cap.max_recv_sge = 0;
+		return;
+	}
+	rq->entries = srd_pow2_roundup(req->max_recv_wr ? req->max_recv_wr : 1);
+	rq->slot_size = srd_recv_slot_size(req->max_recv_sge);
+	room = rq->slot_size - sizeof(struct srd_recv_wqe);
+	rq->max_wr = rq->entries;
+	rq->max_sge = min_u32(room / sizeof(struct srd_sge), max_sge);
+	qp->cap.max_recv_wr = rq->max_wr;
+	qp->cap.max_recv_sge = rq->max_sge;
+}
+
+/* The QP's memfd: [ctl page][SQ ring][RQ ring], rings page aligned. */
+static int qp_map_rings(struct srd_qp *qp, uint32_t *sq_off, uint32_t *rq_off)
+{
+	size_t sq_bytes = (size_t)qp->sq.entries * qp->sq.slot_size;
+	size_t rq_bytes = (size_t)qp->rq.entries * qp->rq.slot_size;
+	uint8_t *map;
+	int fd;
+
+	*sq_off = SRD_RING_CTL_BYTES;
+	*rq_off = *sq_off + page_align(sq_bytes);
+	qp->map_len = *rq_off + page_align(rq_bytes);
+	fd = shm_create("softrdma-qp", qp->map_len, 0, &qp->map);
+	if (fd < 0)
+		return fd;
+	map = qp->map;
+	qp->sq.ctl = &((struct srd_qp_ctl *)map)->sq;
+	qp->sq.ring = map + *sq_off;
+	if (qp->rq.entries) {
+		qp->rq.ctl = &((struct srd_qp_ctl *)map)->rq;
+		qp->rq.ring = map + *rq_off;
+	} else {
+		*rq_off = 0;
+	}
+	return fd;
+}
+
+static void qp_put_refs(struct srd_qp *qp)
+{
+	qp->pd->refcnt--;
+	qp->send_cq->refcnt--;
+	qp->recv_cq->refcnt--;
+	if (qp->srq)
+		qp->srq->refcnt--;
+}
+
+int cmd_create_qp(struct srd_client *c, struct srd_req *rq, struct srd_rep *rp)
+{
+	const struct srd_create_qp_req *req = rq->data;
+	struct srd_daemon *d = c->d;
+	struct srd_create_qp_rep *rep;
+	struct srd_qp *qp;
+	uint32_t sq_off, rq_off;
+	int64_t qpn;
+	int err, fd;
+
+	err = qp_check_type(req->qp_type);
+	if (err)
+		return err;
+	qp = calloc(1, sizeof(*qp));
+	if (!qp)
+		return -ENOMEM;
+	qp->pd = pd_get(c, req->pd_handle);
+	qp->send_cq = cq_get(c, req->send_cq_handle);
+	qp->recv_cq = cq_get(c, req->recv_cq_handle);
+	if (req->srq_handle != SRD_NO_HANDLE)
+		qp->srq = srq_get(c, req->srq_handle);
+	err = -EINVAL;
+	if (!qp->pd || !qp->send_cq || !qp->recv_cq ||
+	    (req->srq_handle != SRD_NO_HANDLE && !qp->srq))
+		goto err_free;
+	err = qp_check_cap(c->dev, &req->cap, qp->srq);
+	if (err)
+		goto err_free;
+	qp->owner = c;
+	qp->dev = c->dev;
+	qp->user_handle = req->user_handle;
+	qp->type = req->qp_type;
+	qp->sq_sig_all = req->sq_sig_all != 0;
+	qp_geometry(qp, &req->cap, c->dev->attr.max_sge);
+	qpn = table_alloc(&d->qps_by_num, qp);
+	if (qpn < 0) {
+		err = qpn;
+		goto err_free;
+	}
+	qp->qpn = qp->handle = qpn;
+	fd = qp_map_rings(qp, &sq_off, &rq_off);
+	if (fd < 0) {
+		err = fd;
+		goto err_qpn;
+	}
+	qp->attr.qp_state = IBV_QPS_RESET;
+	qp->attr.cur_qp_state = IBV_QPS_RESET;
+	qp->attr.path_mtu = IBV_MTU_1024;
+	qp->attr.port_num = 1;
+	qp->attr.cap = qp->cap;
+	err = engine_qp_create(qp);
+	if (err)
+		goto err_unmap;
+	qp->pd->refcnt++;
+	qp->send_cq->refcnt++;
+	qp->recv_cq->refcnt++;
+	if (qp->srq)
+		qp->srq->refcnt++;
+	list_add_tail(&d->qps, &qp->node);
+
+	rep = REP(rp, struct srd_create_qp_rep);
+	rep->handle = qp->handle;
+	rep->qp_num = qp->qpn;
+	rep->cap = qp->cap;
+	rep->sq_entries = qp->sq.entries;
+	rep->sq_slot_size = qp->sq.slot_size;
+	rep->sq_offset = sq_off;
+	rep->rq_entries = qp->rq.entries;
+	rep->rq_slot_size = qp->rq.slot_size;
+	rep->rq_offset = rq_off;
+	rep->map_len = qp->map_len;
+	rep_add_fd(rp, fd, false);
+	return 0;
+
+err_unmap:
+	munmap(qp->map, qp->map_len);
+	close(fd);
+err_qpn:
+	table_free(&d->qps_by_num, qpn);
+err_free:
+	free(qp);
+	return err;
+}
+
+void qp_destroy(struct srd_qp *qp)
+{
+	engine_qp_destroy(qp);
+	list_del(&qp->node);
+	qp_put_refs(qp);
+	munmap(qp->map, qp->map_len);
+	table_free(&qp->owner->d->qps_by_num, qp->qpn);
+	free(qp);
+}
+
+int cmd_destroy_qp(struct srd_client *c, struct srd_req *rq, struct srd_rep *rp)
+{
+	const struct srd_handle_req *req = rq->data;
+	struct srd_qp *qp = qp_get(c, req->handle);
+
+	if (!qp)
+		return -EINVAL;
+	qp_destroy(qp);
+	return 0;
+}
+
+int cmd_query_qp(struct srd_client *c, struct srd_req *rq, struct srd_rep *rp)
+{
+	const struct srd_query_qp_req *req = rq->data;
+	struct srd_qp *qp = qp_get(c, req->handle);
+	struct srd_query_qp_rep *rep;
+
+	if (!qp)
+		return -EINVAL;
+	rep = REP(rp, struct srd_query_qp_rep);
+	rep->attr = qp->attr;
+	rep->attr.cur_qp_state = qp->attr.qp_state;
+	rep->attr.cap = qp->cap;
+	engine_qp_query(qp, &rep->attr);
+	rep->cap = qp->cap;
+	rep->sq_sig_all = qp->sq_sig_all;
+	return 0;
+}
+
+void qp_enter_error(struct srd_qp *qp, int event)
+{
+	enum ibv_qp_state old = qp->attr.qp_state;
+
+	if (old == IBV_QPS_ERR || old == IBV_QPS_RESET)
+		return;
+	qp->attr.qp_state = IBV_QPS_ERR;
+	qp->attr.cur_qp_state = IBV_QPS_ERR;
+	engine_qp_modified(qp, old, IBV_QP_STATE);
+	if (event >= 0)
+		client_async_event(qp->owner, event, qp->user_handle);
+}

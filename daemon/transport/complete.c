@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: MIT */
+/* Writing CQEs for send and receive WQEs. */
+#include <errno.h>
+#include <string.h>
+
+#include "daemon/transport/engine.h"
+
+static void tp_cq_push(struct srd_qp_transport *tp, struct srd_cq *cq,
+		       const struct srd_cqe *c)
+{
+	/* An overrun CQ is in error; the QP cannot complete anything. */
+	if (cq && cq_push(cq, c) == -ENOSPC)
+		tp_error(tp, IBV_EVENT_QP_FATAL);
+}
+
+static uint8_t send_wc_opcode(uint8_t wr_opcode)
+{
+	switch (wr_opcode) {
+	case IBV_WR_RDMA_WRITE:
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+		return IBV_WC_RDMA_WRITE;
+	case IBV_WR_RDMA_READ:
+		return IBV_WC_RDMA_READ;
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+		return IBV_WC_COMP_SWAP;
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		return IBV_WC_FETCH_ADD;
+	case IBV_WR_LOCAL_INV:
+		return IBV_WC_LOCAL_INV;
+	case IBV_WR_BIND_MW:
+		return IBV_WC_BIND_MW;
+	default:
+		return IBV_WC_SEND;
+	}
+}
+
+void tp_send_cqe(struct srd_qp_transport *tp, struct srd_swqe *s,
+		 uint32_t idx, enum ibv_wc_status status)
+{
+	struct srd_qp *qp = tp->qp;
+	struct srd_cqe c;
+
+	if (status == IBV_WC_SUCCESS && !qp->sq_sig_all &&
+	    !(s->w.flags & SRD_WQE_SIGNALED))
+		return;
+	memset(&c, 0, sizeof(c));
+	c.wr_id = s->w.wr_id;
+	c.status = status;
+	c.opcode = send_wc_opcode(s->w.opcode);
+	c.qp_num = qp->qpn;
+	c.wqe_idx = idx;
+	if (status == IBV_WC_SUCCESS)
+		c.byte_len = s->length;
+	tp_cq_push(tp, qp->send_cq, &c);
+}
+
+void tp_recv_cqe(struct srd_qp_transport *tp,
+		 const struct srd_recv_cqe_info *info)
+{
+	struct srd_qp *qp = tp->qp;
+	struct srd_rwqe *rw = &tp->rwqe;
+	struct srd_cqe c;
+
+	memset(&c, 0, sizeof(c));
+	c.wr_id = rw->wr_id;
+	c.status = info->status;
+	c.opcode = info->opcode;
+	c.byte_len = info->byte_len;
+	c.imm_data = info->imm;
+	c.qp_num = qp->qpn;
+	c.src_qp = info->src_qp;
+	c.wqe_idx = rw->idx;
+	c.wc_flags = info->wc_flags;
+	c.sl = info->sl;
+	c.flags = SRD_CQE_RECV | (rw->srq ? SRD_CQE_SRQ : 0) |
+		  (info->solicited ? SRD_CQE_SOLICITED : 0);
+	rw->valid = false;
+	tp_cq_push(tp, qp->recv_cq, &c);
+}

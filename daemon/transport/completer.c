@@ -1,0 +1,407 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The completer: takes ACKs, NAKs, READ responses and atomic ACKs for an
+ * RC requester, lands READ data and atomic results, writes send CQEs in
+ * order, and drives retries: the retransmit timer and sequence NAKs count
+ * against retry_cnt, RNR NAKs against rnr_retry (7: forever) after
+ * waiting the time the NAK carries.
+ *
+ * One function per state, each returning the next state.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "daemon/transport/engine.h"
+
+enum comp_state {
+	CS_GET_WQE,
+	CS_CHECK_PSN,
+	CS_CHECK_ACK,
+	CS_READ,
+	CS_ATOMIC,
+	CS_COMPLETE,
+	CS_RNR,
+	CS_RETRY,
+	CS_ERROR,
+	CS_DONE,
+};
+
+static const char *const comp_state_name[] = {
+	[CS_GET_WQE] = "GET_WQE",   [CS_CHECK_PSN] = "CHECK_PSN",
+	[CS_CHECK_ACK] = "CHECK_ACK", [CS_READ] = "READ",
+	[CS_ATOMIC] = "ATOMIC",	    [CS_COMPLETE] = "COMPLETE",
+	[CS_RNR] = "RNR",	    [CS_RETRY] = "RETRY",
+	[CS_ERROR] = "ERROR",	    [CS_DONE] = "DONE",
+};
+
+const char *completer_state_name(unsigned int s)
+{
+	return s < sizeof(comp_state_name) / sizeof(comp_state_name[0]) ?
+		       comp_state_name[s] :
+		       "?";
+}
+
+struct comp_ctx {
+	struct srd_qp_transport *tp;
+	struct srd_pkt *pkt;
+	struct srd_swqe *s;
+	uint32_t last_psn; /* of s */
+	uint32_t retry_psn;
+	enum ibv_wc_status status;
+	bool progress;
+};
+
+static const uint64_t rnr_table_ns[32] = {
+	655360000, 10000,    20000,    30000,	 40000,	   60000,    80000,
+	120000,	   160000,   240000,   320000,	 480000,   640000,   960000,
+	1280000,   1920000,  2560000,  3840000,	 5120000,  7680000,  10240000,
+	15360000,  20480000, 30720000, 40960000, 61440000, 81920000, 122880000,
+	163840000, 245760000, 327680000, 491520000,
+};
+
+uint64_t tp_rnr_ns(uint8_t timer)
+{
+	return rnr_table_ns[timer & 31];
+}
+
+uint64_t tp_timeout_ns(uint8_t timeout)
+{
+	if (!timeout)
+		return 0;
+	if (timeout > 31)
+		timeout = 31;
+	return 4096ull << timeout;
+}
+
+static void reset_retries(struct srd_qp_transport *tp)
+{
+	tp->retry_left = tp->qp->attr.retry_cnt;
+	tp->rnr_left = tp->qp->attr.rnr_retry;
+}
+
+static void advance_una(struct srd_qp_transport *tp, uint32_t psn)
+{
+	uint32_t next = (psn + 1) & ROCE_PSN_MASK;
+
+	if (roce_psn_cmp(next, tp->una_psn) > 0)
+		tp->una_psn = next;
+}
+
+static bool is_rd_atomic(const struct srd_swqe *s)
+{
+	return s->kind == SWQE_K_READ || s->kind == SWQE_K_ATOMIC;
+}
+
+/* Take the head WQE off the SQ with a status. */
+static void retire_head(struct srd_qp_transport *tp,
+			enum ibv_wc_status status)
+{
+	struct srd_swqe *s = tp_swqe(tp, tp->sq_head);
+
+	if (is_rd_atomic(s) && s->state != SWQE_POSTED && tp->rd_atomic)
+		tp->rd_atomic--;
+	tp_send_cqe(tp, s, tp->sq_head, status);
+	if (tp->sq_next == tp->sq_head)
+		tp->sq_next++;
+	tp->sq_head++;
+}
+
+void completer_head_check(struct srd_qp_transport *tp)
+{
+	struct srd_swqe *s;
+
+	if (tp->sq_head == tp->sq_fetched || tp->sq_head != tp->sq_next)
+		return;
+	s = tp_swqe(tp, tp->sq_head);
+	if (s->state != SWQE_BAD)
+		return;
+	retire_head(tp, s->status);
+	if (tp->qp->type == IBV_QPT_RC)
+		tp_error(tp, -1);
+	else
+		tp_sq_error(tp);
+}
+
+static enum comp_state get_wqe(struct comp_ctx *c)
+{
+	struct srd_qp_transport *tp = c->tp;
+
+	if (!tp_outstanding(tp))
+		return CS_DONE;
+	c->s = tp_swqe(tp, tp->sq_head);
+	if (c->s->state != SWQE_ACTIVE && c->s->state != SWQE_SENT)
+		return CS_DONE;
+	c->last_psn = (c->s->first_psn + c->s->npkts - 1) & ROCE_PSN_MASK;
+	return CS_CHECK_PSN;
+}
+
+static enum comp_state check_psn(struct comp_ctx *c)
+{
+	struct srd_qp_transport *tp = c->tp;
+	struct srd_swqe *s = c->s;
+	uint32_t psn = c->pkt->psn;
+
+	/* Nothing sent has that PSN yet. */
+	if (roce_psn_cmp(psn, tp->psn) >= 0)
+		return CS_DONE;
+	if (roce_psn_cmp(psn, c->last_psn) > 0) {
+		/* A response to something later: a SEND or WRITE before
+		 * it is implicitly acknowledged... */
+		if (!is_rd_atomic(s) && s->state == SWQE_SENT)
+			return CS_COMPLETE;
+		/* ...but a READ or atomic lost its response. */
+		if (is_rd_atomic(s) && s->state == SWQE_SENT) {
+			c->retry_psn = s->first_psn + s->rd_pkts;
+			return CS_RETRY;
+		}
+		return CS_DONE;
+	}
+	if (roce_psn_cmp(psn, tp->una_psn) < 0)
+		return CS_DONE; /* duplicate of something acknowledged */
+	return CS_CHECK_ACK;
+}
+
+static enum comp_state check_ack(struct comp_ctx *c)
+{
+	struct srd_pkt *pkt = c->pkt;
+	struct srd_swqe *s = c->s;
+	uint8_t syn = pkt->aeth.syndrome;
+
+	if (pkt->mask & OPF_READ) {
+		if (s->kind != SWQE_K_READ ||
+		    pkt->psn != ((s->first_psn + s->rd_pkts) & ROCE_PSN_MASK))
+			return CS_DONE;
+		return CS_READ;
+	}
+	if (pkt->opcode == ROCE_RC_ATOMIC_ACKNOWLEDGE) {
+		if (s->kind != SWQE_K_ATOMIC || pkt->psn != s->first_psn)
+			return CS_DONE;
+		return CS_ATOMIC;
+	}
+	if (pkt->opcode != ROCE_RC_ACKNOWLEDGE)
+		return CS_DONE;
+	switch (syn & ROCE_AETH_TYPE_MASK) {
+	case ROCE_AETH_ACK:
+		if (is_rd_atomic(s))
+			return CS_DONE;
+		advance_una(c->tp, pkt->psn);
+		c->progress = true;
+		if (s->state == SWQE_SENT && pkt->psn == c->last_psn)
+			return CS_COMPLETE;
+		return CS_DONE;
+	case ROCE_AETH_RNR_NAK:
+		return CS_RNR;
+	case ROCE_AETH_NAK:
+		switch (syn & ROCE_AETH_VALUE_MASK) {
+		case ROCE_NAK_PSN_SEQ:
+			c->tp->cnt.seq_naks_rcvd++;
+			c->retry_psn = pkt->psn;
+			return CS_RETRY;
+		case ROCE_NAK_INVALID_REQ:
+			c->status = IBV_WC_REM_INV_REQ_ERR;
+			return CS_ERROR;
+		case ROCE_NAK_REM_ACCESS:
+			c->status = IBV_WC_REM_ACCESS_ERR;
+			return CS_ERROR;
+		case ROCE_NAK_REM_OP:
+			c->status = IBV_WC_REM_OP_ERR;
+			return CS_ERROR;
+		case ROCE_NAK_INVALID_RD_REQ:
+			c->status = IBV_WC_REM_INV_RD_REQ_ERR;
+			return CS_ERROR;
+		default:
+			return CS_DONE;
+		}
+	default:
+		return CS_DONE;
+	}
+}
+
+static enum comp_state do_read(struct comp_ctx *c)
+{
+	struct srd_qp_transport *tp = c->tp;
+	struct srd_pkt *pkt = c->pkt;
+	struct srd_swqe *s = c->s;
+	struct srd_dma dst;
+	int err;
+
+	if (pkt->paylen > tp->mtu || s->rd_done + pkt->paylen > s->length) {
+		c->status = IBV_WC_BAD_RESP_ERR;
+		return CS_ERROR;
+	}
+	dma_init_sgl(&dst, swqe_sge(s), s->w.num_sge, tp->qp->pd, NULL,
+		     IBV_ACCESS_LOCAL_WRITE);
+	dma_seek(&dst, s->rd_done);
+	err = dma_copy(tp->eng->d, &dst, &pkt->pay, pkt->paylen);
+	if (err == -EFAULT)
+		return CS_DONE; /* the data never arrived: retried later */
+	if (err) {
+		c->status = IBV_WC_LOC_PROT_ERR;
+		return CS_ERROR;
+	}
+	s->rd_done += pkt->paylen;
+	s->rd_pkts++;
+	advance_una(tp, pkt->psn);
+	c->progress = true;
+	if (!(pkt->mask & OPF_LAST))
+		return CS_DONE;
+	if (s->rd_done != s->length || pkt->psn != c->last_psn) {
+		c->status = IBV_WC_BAD_RESP_ERR;
+		return CS_ERROR;
+	}
+	return CS_COMPLETE;
+}
+
+static enum comp_state do_atomic(struct comp_ctx *c)
+{
+	struct srd_qp_transport *tp = c->tp;
+	struct srd_dma dst, src;
+	uint64_t orig = c->pkt->atm_orig; /* host order, as rxe stores it */
+
+	dma_init_sgl(&dst, swqe_sge(c->s), c->s->w.num_sge, tp->qp->pd, NULL,
+		     IBV_ACCESS_LOCAL_WRITE);
+	dma_init_buf(&src, &orig, sizeof(orig));
+	if (dma_copy(tp->eng->d, &dst, &src, sizeof(orig))) {
+		c->status = IBV_WC_LOC_PROT_ERR;
+		return CS_ERROR;
+	}
+	advance_una(tp, c->pkt->psn);
+	c->progress = true;
+	return CS_COMPLETE;
+}
+
+static enum comp_state do_complete(struct comp_ctx *c)
+{
+	struct srd_qp_transport *tp = c->tp;
+
+	advance_una(tp, c->last_psn);
+	c->progress = true;
+	retire_head(tp, IBV_WC_SUCCESS);
+	completer_head_check(tp);
+	if (tp_state(tp) != IBV_QPS_RTS && tp_state(tp) != IBV_QPS_SQD)
+		return CS_DONE;
+	/* A response to a later PSN acknowledges more. */
+	if (roce_psn_cmp(c->pkt->psn, c->last_psn) > 0)
+		return CS_GET_WQE;
+	return CS_DONE;
+}
+
+static enum comp_state do_rnr(struct comp_ctx *c)
+{
+	struct srd_qp_transport *tp = c->tp;
+
+	tp->cnt.rnr_naks_rcvd++;
+	if (!tp->rnr_left) {
+		c->status = IBV_WC_RNR_RETRY_EXC_ERR;
+		return CS_ERROR;
+	}
+	if (tp->qp->attr.rnr_retry != 7)
+		tp->rnr_left--;
+	requester_rewind(tp, c->pkt->psn);
+	tp->rnr_wait = true;
+	tp->rnr_deadline =
+		tp->eng->now + tp_rnr_ns(c->pkt->aeth.syndrome &
+					 ROCE_AETH_VALUE_MASK);
+	tp->rexmit_deadline = 0;
+	return CS_DONE;
+}
+
+static enum comp_state do_retry(struct comp_ctx *c)
+{
+	struct srd_qp_transport *tp = c->tp;
+
+	/* Already going back there (a second NAK for the same loss). */
+	if (roce_psn_cmp(c->retry_psn, tp->psn) >= 0)
+		return CS_DONE;
+	if (!tp->retry_left) {
+		c->status = IBV_WC_RETRY_EXC_ERR;
+		return CS_ERROR;
+	}
+	tp->retry_left--;
+	requester_rewind(tp, c->retry_psn);
+	return CS_DONE;
+}
+
+static enum comp_state do_error(struct comp_ctx *c)
+{
+	retire_head(c->tp, c->status);
+	tp_error(c->tp, -1);
+	return CS_DONE;
+}
+
+void completer_rx(struct srd_qp_transport *tp, struct srd_pkt *pkt)
+{
+	struct comp_ctx c = { .tp = tp, .pkt = pkt };
+	enum comp_state st = CS_GET_WQE;
+	enum ibv_qp_state qs = tp_state(tp);
+
+	if (tp->qp->type != IBV_QPT_RC ||
+	    (qs != IBV_QPS_RTS && qs != IBV_QPS_SQD)) {
+		tp->cnt.rx_drops++;
+		return;
+	}
+	tp->cnt.rx_pkts++;
+	while (st != CS_DONE) {
+		switch (st) {
+		case CS_GET_WQE:
+			st = get_wqe(&c);
+			break;
+		case CS_CHECK_PSN:
+			st = check_psn(&c);
+			break;
+		case CS_CHECK_ACK:
+			st = check_ack(&c);
+			break;
+		case CS_READ:
+			st = do_read(&c);
+			break;
+		case CS_ATOMIC:
+			st = do_atomic(&c);
+			break;
+		case CS_COMPLETE:
+			st = do_complete(&c);
+			break;
+		case CS_RNR:
+			st = do_rnr(&c);
+			break;
+		case CS_RETRY:
+			st = do_retry(&c);
+			break;
+		case CS_ERROR:
+			st = do_error(&c);
+			break;
+		default:
+			st = CS_DONE;
+			break;
+		}
+	}
+	if (c.progress) {
+		reset_retries(tp);
+		tp_rearm_timer(tp);
+	}
+}
+
+bool completer_timers(struct srd_qp_transport *tp, uint64_t now)
+{
+	bool work = false;
+
+	if (tp->rnr_wait && now >= tp->rnr_deadline) {
+		tp->rnr_wait = false;
+		work = true;
+	}
+	if (tp->rexmit_deadline && now >= tp->rexmit_deadline) {
+		tp->rexmit_deadline = 0;
+		if (!tp_outstanding(tp))
+			return work;
+		tp->cnt.timeouts++;
+		if (!tp->retry_left) {
+			retire_head(tp, IBV_WC_RETRY_EXC_ERR);
+			tp_error(tp, -1);
+		} else {
+			tp->retry_left--;
+			requester_rewind(tp, tp->una_psn);
+		}
+		work = true;
+	}
+	return work;
+}

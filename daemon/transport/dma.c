@@ -1,0 +1,207 @@
+/* SPDX-License-Identifier: MIT */
+/* Moving payload between buffers, one memcpy per contiguous piece pair. */
+#include <errno.h>
+#include <string.h>
+
+#include "daemon/transport/dma.h"
+
+void dma_init_sgl(struct srd_dma *m, const struct srd_sge *sge, uint32_t num,
+		  const struct srd_pd *pd, const struct srd_pd *pd_alt,
+		  int access)
+{
+	memset(m, 0, sizeof(*m));
+	m->kind = SRD_DMA_SGL;
+	m->sgl.sge = sge;
+	m->sgl.num = num;
+	m->pd = pd;
+	m->pd_alt = pd_alt;
+	m->access = access;
+}
+
+void dma_init_range(struct srd_dma *m, uint32_t key, uint64_t va,
+		    uint64_t len, const struct srd_pd *pd, int access)
+{
+	memset(m, 0, sizeof(*m));
+	m->kind = SRD_DMA_RANGE;
+	m->range.key = key;
+	m->range.va = va;
+	m->range.len = len;
+	m->pd = pd;
+	m->access = access;
+}
+
+void dma_init_buf(struct srd_dma *m, void *p, uint64_t len)
+{
+	memset(m, 0, sizeof(*m));
+	m->kind = SRD_DMA_BUF;
+	m->buf.p = p;
+	m->buf.len = len;
+}
+
+/* A contiguous piece at the cursor. */
+struct piece {
+	uint32_t key;
+	uint64_t va;
+	uint64_t len; /* bytes left in the piece */
+	uint8_t *p;   /* SRD_DMA_BUF */
+};
+
+static uint64_t piece_len(const struct srd_dma *m, uint32_t idx)
+{
+	switch (m->kind) {
+	case SRD_DMA_SGL:
+		return m->sgl.sge[idx].length;
+	case SRD_DMA_RANGE:
+		return m->range.len;
+	case SRD_DMA_BUF:
+		return m->buf.len;
+	default:
+		return 0;
+	}
+}
+
+static uint32_t piece_count(const struct srd_dma *m)
+{
+	switch (m->kind) {
+	case SRD_DMA_SGL:
+		return m->sgl.num;
+	case SRD_DMA_RANGE:
+	case SRD_DMA_BUF:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* Skip exhausted and empty pieces; false at the end of the buffer. */
+static bool cur_piece(struct srd_dma *m, struct piece *pc)
+{
+	uint32_t n = piece_count(m);
+
+	while (m->idx < n && m->off >= piece_len(m, m->idx)) {
+		m->idx++;
+		m->off = 0;
+	}
+	if (m->idx >= n)
+		return false;
+	pc->len = piece_len(m, m->idx) - m->off;
+	switch (m->kind) {
+	case SRD_DMA_SGL:
+		pc->key = m->sgl.sge[m->idx].lkey;
+		pc->va = m->sgl.sge[m->idx].addr + m->off;
+		pc->p = NULL;
+		break;
+	case SRD_DMA_RANGE:
+		pc->key = m->range.key;
+		pc->va = m->range.va + m->off;
+		pc->p = NULL;
+		break;
+	default:
+		pc->p = m->buf.p + m->off;
+		break;
+	}
+	return true;
+}
+
+void dma_seek(struct srd_dma *m, uint64_t off)
+{
+	uint32_t n = piece_count(m);
+
+	m->idx = 0;
+	m->off = 0;
+	while (m->idx < n) {
+		uint64_t l = piece_len(m, m->idx);
+
+		if (off < l)
+			break;
+		off -= l;
+		m->idx++;
+	}
+	m->off = off;
+}
+
+/* Resolve the MR of a piece for n bytes, remembering the last lookup. */
+static struct srd_mr *piece_mr(struct srd_daemon *d, const struct srd_dma *m,
+			       const struct piece *pc, uint64_t n,
+			       struct srd_mr **cache, uint32_t *cache_key)
+{
+	struct srd_mr *mr;
+
+	if (*cache && *cache_key == pc->key) {
+		mr = *cache;
+	} else {
+		mr = mr_lookup_key(d, pc->key);
+		if (!mr)
+			return NULL;
+		*cache = mr;
+		*cache_key = pc->key;
+	}
+	if (m->pd && mr->pd != m->pd && mr->pd != m->pd_alt)
+		return NULL;
+	if (mr_check(mr, NULL, pc->va, n, m->access))
+		return NULL;
+	return mr;
+}
+
+int dma_copy(struct srd_daemon *d, struct srd_dma *dst, struct srd_dma *src,
+	     uint64_t len)
+{
+	struct srd_mr *dcache = NULL, *scache = NULL;
+	uint32_t dkey = 0, skey = 0;
+
+	while (len) {
+		struct piece dp, sp;
+		struct srd_mr *dmr = NULL, *smr = NULL;
+		uint64_t n;
+		int err = 0;
+
+		if (!cur_piece(dst, &dp))
+			return -ENOSPC;
+		if (!cur_piece(src, &sp))
+			return -EFAULT;
+		n = len;
+		if (dp.len < n)
+			n = dp.len;
+		if (sp.len < n)
+			n = sp.len;
+		if (!dp.p) {
+			dmr = piece_mr(d, dst, &dp, n, &dcache, &dkey);
+			if (!dmr)
+				return -EACCES;
+		}
+		if (!sp.p) {
+			smr = piece_mr(d, src, &sp, n, &scache, &skey);
+			if (!smr)
+				return -EFAULT;
+		}
+		if (dmr && smr)
+			err = mr_copy(dmr, dp.va, smr, sp.va, n);
+		else if (dmr)
+			err = mr_write(dmr, dp.va, sp.p, n);
+		else if (smr)
+			err = mr_read(smr, sp.va, dp.p, n);
+		else
+			memmove(dp.p, sp.p, n);
+		if (err)
+			return -EIO;
+		dst->off += n;
+		src->off += n;
+		len -= n;
+	}
+	return 0;
+}
+
+int dma_check_sgl(struct srd_daemon *d, const struct srd_sge *sge,
+		  uint32_t num, const struct srd_pd *pd, int access)
+{
+	for (uint32_t i = 0; i < num; i++) {
+		struct srd_mr *mr;
+
+		if (!sge[i].length)
+			continue;
+		mr = mr_lookup_key(d, sge[i].lkey);
+		if (!mr || mr_check(mr, pd, sge[i].addr, sge[i].length, access))
+			return -EACCES;
+	}
+	return 0;
+}

@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The device's view of a buffer: a gather/scatter list of key-addressed
+ * pieces, one key-addressed range, or daemon memory, with a cursor.
+ * Keys are looked up and checked piece by piece at the moment bytes move,
+ * so nothing here holds an MR across a return to the main loop.
+ */
+#ifndef SOFTRDMA_TRANSPORT_DMA_H
+#define SOFTRDMA_TRANSPORT_DMA_H
+
+#include <stdint.h>
+
+#include "common/ring.h"
+#include "daemon/objects.h"
+
+enum srd_dma_kind {
+	SRD_DMA_NONE = 0,
+	SRD_DMA_SGL,   /* list of srd_sge (lkey, iova, length) */
+	SRD_DMA_RANGE, /* one key, iova and length (rkeys) */
+	SRD_DMA_BUF,   /* daemon memory */
+};
+
+struct srd_dma {
+	uint8_t kind;
+	int access;		    /* IBV_ACCESS_* every MR must grant */
+	const struct srd_pd *pd;    /* MR must be in pd or pd_alt; NULL: any */
+	const struct srd_pd *pd_alt;
+	union {
+		struct {
+			const struct srd_sge *sge;
+			uint32_t num;
+		} sgl;
+		struct {
+			uint64_t va;
+			uint64_t len;
+			uint32_t key;
+		} range;
+		struct {
+			uint8_t *p;
+			uint64_t len;
+		} buf;
+	};
+	/* cursor: piece index and offset within it */
+	uint32_t idx;
+	uint64_t off;
+};
+
+void dma_init_sgl(struct srd_dma *m, const struct srd_sge *sge, uint32_t num,
+		  const struct srd_pd *pd, const struct srd_pd *pd_alt,
+		  int access);
+void dma_init_range(struct srd_dma *m, uint32_t key, uint64_t va,
+		    uint64_t len, const struct srd_pd *pd, int access);
+void dma_init_buf(struct srd_dma *m, void *p, uint64_t len);
+
+/* Move the cursor to byte offset off from the start. */
+void dma_seek(struct srd_dma *m, uint64_t off);
+
+/*
+ * Copy len bytes from src to dst at their cursors and advance both.
+ * Returns 0, or:
+ *   -ENOSPC  dst ended before len bytes,
+ *   -EACCES  a dst piece failed its key, PD, bounds or access check,
+ *   -EFAULT  the source ended or failed its check,
+ *   -EIO     the memory itself could not be reached (client vanished).
+ */
+int dma_copy(struct srd_daemon *d, struct srd_dma *dst, struct srd_dma *src,
+	     uint64_t len);
+
+/* Check every non-empty piece of an SGL without moving bytes: 0 or
+ * -EACCES (key, PD, bounds or access). */
+int dma_check_sgl(struct srd_daemon *d, const struct srd_sge *sge,
+		  uint32_t num, const struct srd_pd *pd, int access);
+
+#endif

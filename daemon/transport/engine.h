@@ -1,0 +1,296 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The transport engine's private state and the interfaces between its
+ * parts: requester (WQEs to packets), responder (requests to execution,
+ * ACKs and NAKs), completer (responses to CQEs, retries), the wires, and
+ * flushing.
+ *
+ * Packets on the in-memory wire are delivered synchronously: wire_send()
+ * returns after the destination processed the packet.  A packet's payload
+ * reference therefore never outlives the engine pass that built it, and
+ * nothing the main loop does between passes (deregistering an MR,
+ * destroying a QP) can leave a packet pointing at freed memory.  The
+ * recursion is bounded: requester -> responder -> completer, and the
+ * completer never sends.
+ */
+#ifndef SOFTRDMA_TRANSPORT_ENGINE_H
+#define SOFTRDMA_TRANSPORT_ENGINE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/roce.h"
+#include "daemon/objects.h"
+#include "daemon/transport/dma.h"
+#include "daemon/transport/pkt.h"
+
+#define SRD_TP_MAX_SGE 32
+#define SRD_MAX_MSG_SZ 0x80000000ull /* port max_msg_sz */
+#define SRD_REQ_BUDGET 128	     /* packets a requester sends per pass */
+#define SRD_READ_BUDGET 128	     /* READ response packets per pass */
+#define SRD_PKTS_PER_ACK 64	     /* AckReq at least this often */
+#define SRD_MAX_UNACKED 8192	     /* PSN window of a requester */
+
+/* Per-QP counters (as rdma statistic shows them). */
+struct srd_tp_counters {
+	uint64_t tx_pkts;
+	uint64_t rx_pkts;
+	uint64_t retransmits;
+	uint64_t timeouts;
+	uint64_t rnr_naks_sent;
+	uint64_t rnr_naks_rcvd;
+	uint64_t seq_naks_sent;
+	uint64_t seq_naks_rcvd;
+	uint64_t dup_requests;
+	uint64_t qkey_drops;
+	uint64_t no_rwqe_drops; /* UC/UD message with no receive WQE */
+	uint64_t uc_drops;	/* UC messages dropped by the responder */
+	uint64_t rx_drops;	/* out of state, bad opcode for the QP */
+};
+
+/* Engine-wide state. */
+struct srd_engine {
+	struct srd_daemon *d;
+	uint64_t now;	  /* time of the current pass */
+	bool in_progress; /* inside engine_progress() */
+	uint64_t wire_drops;
+};
+
+enum srd_swqe_state {
+	SWQE_POSTED, /* fetched, no packet sent */
+	SWQE_ACTIVE, /* some packets sent (or being resent) */
+	SWQE_SENT,   /* every packet sent, waiting for the response */
+	SWQE_BAD,    /* failed a local check: completes with status */
+};
+
+enum srd_swqe_kind {
+	SWQE_K_SEND,
+	SWQE_K_WRITE,
+	SWQE_K_READ,
+	SWQE_K_ATOMIC,
+};
+
+/* The engine's private copy of a send WQE and its progress. */
+struct srd_swqe {
+	uint8_t state;	/* enum srd_swqe_state */
+	uint8_t kind;	/* enum srd_swqe_kind */
+	uint8_t status; /* enum ibv_wc_status for SWQE_BAD */
+	bool imm;
+	uint32_t length;    /* message length */
+	uint32_t first_psn; /* RC/UC: PSN of the first packet */
+	uint32_t npkts;	    /* PSNs the message uses */
+	uint32_t pkts_sent; /* SEND/WRITE: packets sent so far */
+	uint32_t rd_pkts;   /* READ: responses received */
+	uint64_t rd_done;   /* READ: bytes received */
+	/* UD: where to */
+	union ibv_gid dgid;
+	uint32_t flow_label;
+	uint8_t sgid_index;
+	uint8_t hop_limit;
+	uint8_t tclass;
+	uint8_t sl;
+	/* the slot as copied from the ring: header, then SGEs or inline */
+	struct srd_send_wqe w;
+	_Alignas(8) uint8_t body[];
+};
+
+/* A receive WQE taken from the RQ or the SRQ. */
+struct srd_rwqe {
+	bool valid;
+	bool srq;
+	bool malformed; /* num_sge beyond the queue's max_sge or slot */
+	uint32_t idx; /* free-running RQ (or SRQ) index */
+	uint64_t wr_id;
+	uint32_t num_sge;
+	uint64_t total; /* sum of SGE lengths */
+	uint64_t done;	/* bytes written so far */
+	struct srd_sge sge[SRD_TP_MAX_SGE];
+};
+
+enum srd_res_type {
+	SRD_RES_NONE,
+	SRD_RES_READ,
+	SRD_RES_ATOMIC,
+};
+
+/* Responder resource: what a duplicate READ or atomic needs to replay. */
+struct srd_resp_res {
+	uint8_t type;
+	uint32_t first_psn;
+	uint32_t last_psn;
+	uint32_t rkey;
+	uint64_t va; /* READ: original range */
+	uint32_t length;
+	uint64_t orig; /* atomic: value returned */
+	/* READ reply in progress */
+	uint32_t cur_psn;
+	uint64_t cur_va;
+	uint64_t resid;
+	bool cur_first;
+};
+
+/* Responder's view of the message in progress. */
+enum srd_resp_seq {
+	SRD_SEQ_NONE,
+	SRD_SEQ_SEND,
+	SRD_SEQ_WRITE,
+};
+
+struct srd_qp_transport {
+	struct srd_qp *qp;
+	struct srd_engine *eng;
+
+	/* --- send queue and requester --- */
+	uint8_t *swq; /* sq.entries private WQE copies */
+	uint32_t swq_stride;
+	uint32_t sq_head;    /* oldest WQE not completed */
+	uint32_t sq_next;    /* WQE the requester works on */
+	uint32_t sq_fetched; /* WQEs copied from the ring */
+	uint32_t psn;	     /* next PSN to send */
+	uint32_t una_psn;    /* oldest unacknowledged PSN */
+	uint32_t noack_pkts;
+	uint32_t rd_atomic; /* READ/atomic WQEs outstanding */
+	uint8_t retry_left;
+	uint8_t rnr_left;
+	bool rnr_wait;
+	bool sq_hostile;
+	bool drained_sent;
+	bool sqd_notify; /* SQ_DRAINED asked for when entering SQD */
+	uint64_t rnr_deadline;
+	uint64_t rexmit_deadline; /* 0: not armed */
+
+	/* --- responder --- */
+	uint32_t epsn; /* expected PSN */
+	uint32_t msn;
+	uint8_t seq; /* enum srd_resp_seq */
+	bool nak_sent;
+	bool drop_msg; /* UC: dropping until the next FIRST/ONLY */
+	bool comm_est;
+	bool rq_hostile;
+	bool last_wqe_sent;
+	uint32_t rq_taken; /* free-running RQ index */
+	struct srd_rwqe rwqe;
+	/* RDMA WRITE in progress */
+	uint64_t wr_va;
+	uint32_t wr_rkey;
+	uint64_t wr_resid;
+	uint64_t wr_len;
+	/* READ and atomic resources */
+	struct srd_resp_res *res;
+	uint32_t nres;
+	uint32_t res_next;
+	struct srd_resp_res *rd_active; /* READ reply being sent */
+
+	/* --- misc --- */
+	bool flush_pending;
+	uint32_t mtu; /* bytes */
+	struct srd_device *route_dev; /* RC/UC destination, when routed */
+	bool route_valid;
+	struct srd_tp_counters cnt;
+};
+
+static inline struct srd_swqe *tp_swqe(struct srd_qp_transport *tp,
+				       uint32_t idx)
+{
+	return (struct srd_swqe *)(tp->swq + (size_t)(idx & (tp->qp->sq.entries -
+							   1)) *
+						     tp->swq_stride);
+}
+
+static inline const struct srd_sge *swqe_sge(const struct srd_swqe *s)
+{
+	return (const struct srd_sge *)s->body;
+}
+
+static inline enum ibv_qp_state tp_state(const struct srd_qp_transport *tp)
+{
+	return tp->qp->attr.qp_state;
+}
+
+static inline uint32_t tp_npkts(uint64_t len, uint32_t mtu)
+{
+	return len ? (uint32_t)((len + mtu - 1) / mtu) : 1;
+}
+
+/* 4.096 us * 2^timeout; 0: no timer. */
+uint64_t tp_timeout_ns(uint8_t timeout);
+/* IBTA RNR NAK timer field to nanoseconds. */
+uint64_t tp_rnr_ns(uint8_t timer);
+
+/* --- engine.c --- */
+/* Move the QP to ERR (RC, or any responder error) with an async event
+ * (event < 0: none); a no-op when it is already there. */
+void tp_error(struct srd_qp_transport *tp, int event);
+/* UC/UD send error: the SQ stops (SQE), the RQ keeps working. */
+void tp_sq_error(struct srd_qp_transport *tp);
+/* Arm the retransmit timer when anything is outstanding. */
+void tp_rearm_timer(struct srd_qp_transport *tp);
+bool tp_outstanding(struct srd_qp_transport *tp);
+
+/* --- complete.c --- */
+/* Write the CQE of a send WQE (if signaled, or an error). */
+void tp_send_cqe(struct srd_qp_transport *tp, struct srd_swqe *s,
+		 uint32_t idx, enum ibv_wc_status status);
+struct srd_recv_cqe_info {
+	enum ibv_wc_status status;
+	enum ibv_wc_opcode opcode;
+	uint32_t byte_len;
+	uint32_t imm;
+	uint8_t wc_flags;
+	bool solicited;
+	uint32_t src_qp;
+	uint8_t sl;
+};
+/* Complete the receive WQE in tp->rwqe and release it. */
+void tp_recv_cqe(struct srd_qp_transport *tp,
+		 const struct srd_recv_cqe_info *info);
+
+/* --- wqe.c: reading the rings --- */
+/* Copy newly posted SQ WQEs; returns how many, or -EIO (hostile). */
+int sq_fetch(struct srd_qp_transport *tp);
+/* Take the next receive WQE into tp->rwqe: 0, -EAGAIN (none), -EIO
+ * (hostile ring: the QP or SRQ is in error). */
+int rq_take(struct srd_qp_transport *tp);
+
+/* --- requester.c --- */
+bool requester_run(struct srd_qp_transport *tp);
+/* Go back to resend from psn (timeout, NAK). */
+void requester_rewind(struct srd_qp_transport *tp, uint32_t psn);
+
+/* --- responder.c --- */
+void responder_rx(struct srd_qp_transport *tp, struct srd_pkt *pkt);
+/* Send queued READ responses; returns true if any were sent. */
+bool responder_run(struct srd_qp_transport *tp, unsigned int budget);
+void responder_reset(struct srd_qp_transport *tp);
+/* Forget the message in progress and queued READ replies, keeping the
+ * receive WQE taken (flushing completes it). */
+void responder_reset_msg(struct srd_qp_transport *tp);
+int responder_set_resources(struct srd_qp_transport *tp, uint32_t n);
+
+/* --- completer.c --- */
+void completer_rx(struct srd_qp_transport *tp, struct srd_pkt *pkt);
+/* Complete a local error at the head of the SQ, if there is one. */
+void completer_head_check(struct srd_qp_transport *tp);
+/* Retransmit and RNR timers. */
+bool completer_timers(struct srd_qp_transport *tp, uint64_t now);
+
+/* --- flush.c --- */
+bool flush_run(struct srd_qp_transport *tp);
+
+/* --- wire_mem.c --- */
+struct srd_device *wire_route(struct srd_daemon *d, const union ibv_gid *dgid);
+/* Deliver pkt to its destination QP; the destination has processed it
+ * (or dropped it) when this returns. */
+void wire_send(struct srd_qp_transport *src, struct srd_pkt *pkt);
+/* Fill the network fields of a packet from an RC/UC QP's path. */
+void tp_fill_path(struct srd_qp_transport *tp, struct srd_pkt *pkt);
+
+/* --- state names for debug output --- */
+const char *requester_state_name(uint8_t state);
+const char *responder_state_name(unsigned int state);
+const char *completer_state_name(unsigned int state);
+
+/* --- for tests and listings --- */
+const struct srd_tp_counters *engine_qp_counters(const struct srd_qp *qp);
+
+#endif

@@ -1,0 +1,323 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The requester: turns send WQEs into request packets.  SEND and WRITE
+ * messages are cut into FIRST/MIDDLE/LAST (or ONLY) packets of the path
+ * MTU with consecutive PSNs; a READ is one request that reserves a PSN for
+ * every response packet; an atomic is one request.  It honours the fence
+ * and the max_rd_atomic limit, asks for an ACK at the end of every message
+ * and every SRD_PKTS_PER_ACK packets, and goes back to an earlier PSN when
+ * the completer says so (requester_rewind).
+ *
+ * State: each WQE is POSTED -> ACTIVE -> SENT (or BAD after its local
+ * checks failed); sq_next is the WQE that sends next.
+ */
+#include <string.h>
+
+#include "daemon/transport/engine.h"
+
+static const char *const swqe_state_name[] = {
+	[SWQE_POSTED] = "POSTED",
+	[SWQE_ACTIVE] = "ACTIVE",
+	[SWQE_SENT] = "SENT",
+	[SWQE_BAD] = "BAD",
+};
+
+const char *requester_state_name(uint8_t state)
+{
+	return state < sizeof(swqe_state_name) / sizeof(swqe_state_name[0]) ?
+		       swqe_state_name[state] :
+		       "?";
+}
+
+static bool is_rd_atomic(const struct srd_swqe *s)
+{
+	return s->kind == SWQE_K_READ || s->kind == SWQE_K_ATOMIC;
+}
+
+static uint32_t max_rd_atomic(const struct srd_qp_transport *tp)
+{
+	/* 0 would forbid READs for good; real devices treat it as 1. */
+	return tp->qp->attr.max_rd_atomic ? tp->qp->attr.max_rd_atomic : 1;
+}
+
+static bool req_can_start(struct srd_qp_transport *tp,
+			  const struct srd_swqe *s)
+{
+	if ((s->w.flags & SRD_WQE_FENCE) && tp->rd_atomic)
+		return false;
+	if (is_rd_atomic(s) && tp->rd_atomic >= max_rd_atomic(tp))
+		return false;
+	if (tp->qp->type == IBV_QPT_RC &&
+	    ((tp->psn - tp->una_psn) & ROCE_PSN_MASK) >= SRD_MAX_UNACKED)
+		return false;
+	return true;
+}
+
+static void req_start(struct srd_qp_transport *tp, struct srd_swqe *s)
+{
+	s->state = SWQE_ACTIVE;
+	s->first_psn = tp->psn;
+	if (s->kind == SWQE_K_ATOMIC || tp->qp->type == IBV_QPT_UD)
+		s->npkts = 1;
+	else
+		s->npkts = tp_npkts(s->length, tp->mtu);
+	s->pkts_sent = 0;
+	s->rd_pkts = 0;
+	s->rd_done = 0;
+	if (is_rd_atomic(s))
+		tp->rd_atomic++;
+}
+
+void tp_fill_path(struct srd_qp_transport *tp, struct srd_pkt *pkt)
+{
+	struct srd_qp *qp = tp->qp;
+	const struct ibv_ah_attr *av = &qp->attr.ah_attr;
+	const struct srd_port *port = &qp->dev->port;
+
+	pkt->qpn = qp->attr.dest_qp_num & ROCE_QPN_MASK;
+	pkt->dgid = av->grh.dgid;
+	if (av->grh.sgid_index < SRD_MAX_GIDS)
+		pkt->sgid = port->gid[av->grh.sgid_index];
+	pkt->flow_label = av->grh.flow_label;
+	pkt->hop_limit = av->grh.hop_limit;
+	pkt->tclass = av->grh.traffic_class;
+	pkt->sl = av->sl;
+	pkt->src_qpn = qp->qpn;
+	if (!tp->route_valid) {
+		tp->route_dev = wire_route(tp->eng->d, &av->grh.dgid);
+		tp->route_valid = true;
+	}
+	pkt->dst_dev = tp->route_dev;
+}
+
+static void ud_fill_path(struct srd_qp_transport *tp, const struct srd_swqe *s,
+			 struct srd_pkt *pkt)
+{
+	struct srd_qp *qp = tp->qp;
+	uint32_t qkey = s->w.remote_qkey;
+
+	/* A Q_Key with the high bit set means "use the QP's own". */
+	if (qkey & 0x80000000u)
+		qkey = qp->attr.qkey;
+	pkt->qpn = s->w.remote_qpn & ROCE_QPN_MASK;
+	pkt->deth.qkey = qkey;
+	pkt->deth.sqp = qp->qpn;
+	pkt->dgid = s->dgid;
+	if (s->sgid_index < SRD_MAX_GIDS)
+		pkt->sgid = qp->dev->port.gid[s->sgid_index];
+	pkt->flow_label = s->flow_label;
+	pkt->hop_limit = s->hop_limit;
+	pkt->tclass = s->tclass;
+	pkt->sl = s->sl;
+	pkt->src_qpn = qp->qpn;
+	pkt->dst_dev = wire_route(tp->eng->d, &s->dgid);
+}
+
+/* Build the next packet of a SEND or WRITE; returns true if it is the
+ * last of the message. */
+static bool build_send_write(struct srd_qp_transport *tp, struct srd_swqe *s,
+			     struct srd_pkt *pkt)
+{
+	struct srd_qp *qp = tp->qp;
+	uint32_t k = s->pkts_sent;
+	uint64_t off = (uint64_t)k * tp->mtu;
+	uint32_t paylen = 0;
+	bool first = k == 0, last = k + 1 >= s->npkts;
+	uint8_t opcode;
+
+	if (s->length > off)
+		paylen = s->length - off < tp->mtu ? s->length - off : tp->mtu;
+	if (qp->type == IBV_QPT_UD) {
+		opcode = s->imm ? ROCE_UD_SEND_ONLY_IMM : ROCE_UD_SEND_ONLY;
+	} else {
+		uint32_t pos = first && last ? OPF_ONLY :
+			       first	     ? OPF_FIRST :
+			       last	     ? OPF_LAST :
+					       OPF_MIDDLE;
+
+		opcode = srd_op_request(qp->type == IBV_QPT_RC ? ROCE_TR_RC :
+								 ROCE_TR_UC,
+					s->kind == SWQE_K_SEND ? OPF_SEND :
+								 OPF_WRITE,
+					pos, s->imm);
+	}
+	srd_pkt_init(pkt, opcode);
+	pkt->psn = (s->first_psn + k) & ROCE_PSN_MASK;
+	if (pkt->mask & OPF_RETH) {
+		pkt->reth.va = s->w.remote_addr;
+		pkt->reth.rkey = s->w.rkey;
+		pkt->reth.len = s->length;
+	}
+	if (pkt->mask & OPF_IMM)
+		pkt->imm = s->w.imm_data;
+	if (last && (s->w.flags & SRD_WQE_SOLICITED))
+		pkt->se = true;
+	if (s->w.flags & SRD_WQE_INLINE) {
+		dma_init_buf(&pkt->pay, s->body + off, paylen);
+	} else {
+		dma_init_sgl(&pkt->pay, swqe_sge(s), s->w.num_sge, qp->pd, NULL,
+			     0);
+		dma_seek(&pkt->pay, off);
+	}
+	pkt->paylen = paylen;
+	if (qp->type == IBV_QPT_RC)
+		pkt->ack_req = last || tp->noack_pkts + 1 >= SRD_PKTS_PER_ACK;
+	s->pkts_sent++;
+	return last;
+}
+
+static void build_read(struct srd_qp_transport *tp, struct srd_swqe *s,
+		       struct srd_pkt *pkt)
+{
+	srd_pkt_init(pkt, ROCE_RC_READ_REQUEST);
+	/* After a retry, ask only for what has not arrived. */
+	pkt->psn = (s->first_psn + s->rd_pkts) & ROCE_PSN_MASK;
+	pkt->reth.va = s->w.remote_addr + s->rd_done;
+	pkt->reth.rkey = s->w.rkey;
+	pkt->reth.len = s->length - s->rd_done;
+	pkt->ack_req = true;
+}
+
+static void build_atomic(struct srd_qp_transport *tp, struct srd_swqe *s,
+			 struct srd_pkt *pkt)
+{
+	bool cas = s->w.opcode == IBV_WR_ATOMIC_CMP_AND_SWP;
+
+	srd_pkt_init(pkt, cas ? ROCE_RC_COMPARE_SWAP : ROCE_RC_FETCH_ADD);
+	pkt->psn = s->first_psn;
+	pkt->atm.va = s->w.remote_addr;
+	pkt->atm.rkey = s->w.rkey;
+	pkt->atm.swap_add = cas ? s->w.swap : s->w.compare_add;
+	pkt->atm.compare = cas ? s->w.compare_add : 0;
+	pkt->ack_req = true;
+}
+
+/* Send the next packet of WQE idx (ACTIVE). */
+static void req_send_one(struct srd_qp_transport *tp, struct srd_swqe *s,
+			 uint32_t idx)
+{
+	struct srd_qp *qp = tp->qp;
+	struct srd_pkt pkt;
+	bool last = true;
+
+	switch (s->kind) {
+	case SWQE_K_READ:
+		build_read(tp, s, &pkt);
+		tp->psn = (s->first_psn + s->npkts) & ROCE_PSN_MASK;
+		break;
+	case SWQE_K_ATOMIC:
+		build_atomic(tp, s, &pkt);
+		tp->psn = (s->first_psn + 1) & ROCE_PSN_MASK;
+		break;
+	default:
+		last = build_send_write(tp, s, &pkt);
+		tp->psn = (pkt.psn + 1) & ROCE_PSN_MASK;
+		break;
+	}
+	if (qp->type == IBV_QPT_UD)
+		ud_fill_path(tp, s, &pkt);
+	else
+		tp_fill_path(tp, &pkt);
+
+	/* Move on before the packet leaves: on the in-memory wire its
+	 * response is processed before wire_send() returns. */
+	if (last) {
+		s->state = SWQE_SENT;
+		tp->sq_next = idx + 1;
+	}
+	if (qp->type == IBV_QPT_RC) {
+		uint64_t to = tp_timeout_ns(qp->attr.timeout);
+
+		tp->noack_pkts = pkt.ack_req ? 0 : tp->noack_pkts + 1;
+		if (to)
+			tp->rexmit_deadline = tp->eng->now + to;
+	}
+	tp->cnt.tx_pkts++;
+	wire_send(tp, &pkt);
+
+	/* UC and UD complete once the last packet is on the wire. */
+	if (last && qp->type != IBV_QPT_RC && tp->sq_head == idx) {
+		tp_send_cqe(tp, s, idx, IBV_WC_SUCCESS);
+		tp->sq_head = idx + 1;
+	}
+}
+
+bool requester_run(struct srd_qp_transport *tp)
+{
+	unsigned int budget = SRD_REQ_BUDGET;
+	bool work = false;
+
+	while (budget) {
+		enum ibv_qp_state st = tp_state(tp);
+		struct srd_swqe *s;
+		uint32_t idx;
+
+		if ((st != IBV_QPS_RTS && st != IBV_QPS_SQD) || tp->rnr_wait)
+			break;
+		if (tp->sq_next == tp->sq_fetched) {
+			if (st == IBV_QPS_SQD || sq_fetch(tp) <= 0)
+				break;
+			work = true;
+		}
+		idx = tp->sq_next;
+		s = tp_swqe(tp, idx);
+		if (s->state == SWQE_BAD) {
+			/* Completes in order, once everything before it has. */
+			completer_head_check(tp);
+			break;
+		}
+		if (s->state == SWQE_POSTED) {
+			/* SQD: what has started finishes, nothing new starts. */
+			if (st == IBV_QPS_SQD || !req_can_start(tp, s))
+				break;
+			req_start(tp, s);
+		}
+		req_send_one(tp, s, idx);
+		budget--;
+		work = true;
+	}
+	return work;
+}
+
+void requester_rewind(struct srd_qp_transport *tp, uint32_t psn)
+{
+	uint32_t end = tp->sq_next, idx;
+	struct srd_swqe *s;
+
+	if (end != tp->sq_fetched && tp_swqe(tp, end)->state == SWQE_ACTIVE)
+		end++;
+	for (idx = tp->sq_head; idx != end; idx++) {
+		s = tp_swqe(tp, idx);
+		if (roce_psn_cmp(psn, s->first_psn + s->npkts - 1) <= 0)
+			break;
+	}
+	if (idx == end)
+		return;
+	/* Everything after it goes again from the start. */
+	for (uint32_t j = idx + 1; j != end; j++) {
+		struct srd_swqe *t = tp_swqe(tp, j);
+
+		if (is_rd_atomic(t))
+			tp->rd_atomic--;
+		t->state = SWQE_POSTED;
+	}
+	s = tp_swqe(tp, idx);
+	if (roce_psn_cmp(psn, s->first_psn) < 0)
+		psn = s->first_psn;
+	switch (s->kind) {
+	case SWQE_K_READ:
+		psn = s->first_psn + s->rd_pkts;
+		break;
+	case SWQE_K_ATOMIC:
+		psn = s->first_psn;
+		break;
+	default:
+		s->pkts_sent = (psn - s->first_psn) & ROCE_PSN_MASK;
+		break;
+	}
+	s->state = SWQE_ACTIVE;
+	tp->sq_next = idx;
+	tp->psn = psn & ROCE_PSN_MASK;
+	tp->noack_pkts = 0;
+	tp->cnt.retransmits++;
+}

@@ -1,0 +1,898 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The responder: checks every request packet (PSN, opcode sequence, what
+ * the QP allows, receive WQE, lengths, keys), executes it (lands SEND data
+ * in the receive WQE, WRITE data in the MR, runs atomics, queues READ
+ * replies), completes receive WQEs and acknowledges.  Its error states
+ * become NAKs for RC and silent drops for UC and UD, as IBTA classifies
+ * them.  Duplicates are acknowledged again; duplicate READs and atomics
+ * are answered from the responder resources (max_dest_rd_atomic of them).
+ *
+ * One function per state, each returning the next state.
+ */
+#include <endian.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon/transport/engine.h"
+
+enum resp_state {
+	RS_CHECK_PSN,
+	RS_CHECK_OP_SEQ,
+	RS_CHECK_OP_VALID,
+	RS_CHECK_RESOURCE,
+	RS_CHECK_LENGTH,
+	RS_CHECK_RKEY,
+	RS_EXECUTE,
+	RS_COMPLETE,
+	RS_ACKNOWLEDGE,
+	RS_DUPLICATE,
+	RS_ERR_PSN_SEQ,
+	RS_ERR_RNR,
+	RS_ERR_INV_REQ,
+	RS_ERR_ACCESS,
+	RS_ERR_LENGTH,
+	RS_ERR_LOC_PROT,
+	RS_ERR_MALFORMED,
+	RS_DROP_MSG,
+	RS_DONE,
+};
+
+static const char *const resp_state_name[] = {
+	[RS_CHECK_PSN] = "CHECK_PSN",
+	[RS_CHECK_OP_SEQ] = "CHECK_OP_SEQ",
+	[RS_CHECK_OP_VALID] = "CHECK_OP_VALID",
+	[RS_CHECK_RESOURCE] = "CHECK_RESOURCE",
+	[RS_CHECK_LENGTH] = "CHECK_LENGTH",
+	[RS_CHECK_RKEY] = "CHECK_RKEY",
+	[RS_EXECUTE] = "EXECUTE",
+	[RS_COMPLETE] = "COMPLETE",
+	[RS_ACKNOWLEDGE] = "ACKNOWLEDGE",
+	[RS_DUPLICATE] = "DUPLICATE",
+	[RS_ERR_PSN_SEQ] = "ERR_PSN_SEQ",
+	[RS_ERR_RNR] = "ERR_RNR",
+	[RS_ERR_INV_REQ] = "ERR_INV_REQ",
+	[RS_ERR_ACCESS] = "ERR_ACCESS",
+	[RS_ERR_LENGTH] = "ERR_LENGTH",
+	[RS_ERR_LOC_PROT] = "ERR_LOC_PROT",
+	[RS_ERR_MALFORMED] = "ERR_MALFORMED",
+	[RS_DROP_MSG] = "DROP_MSG",
+	[RS_DONE] = "DONE",
+};
+
+const char *responder_state_name(unsigned int s)
+{
+	return s < sizeof(resp_state_name) / sizeof(resp_state_name[0]) ?
+		       resp_state_name[s] :
+		       "?";
+}
+
+struct resp_ctx {
+	struct srd_qp_transport *tp;
+	struct srd_pkt *pkt;
+	uint32_t m;
+	bool rc, uc, ud;
+};
+
+#define ACK_SYNDROME (ROCE_AETH_ACK | ROCE_AETH_CREDITS_INVALID)
+
+static void send_ack(struct srd_qp_transport *tp, uint8_t syndrome,
+		     uint32_t psn)
+{
+	struct srd_pkt pkt;
+
+	srd_pkt_init(&pkt, ROCE_RC_ACKNOWLEDGE);
+	pkt.psn = psn & ROCE_PSN_MASK;
+	pkt.aeth.syndrome = syndrome;
+	pkt.aeth.msn = tp->msn & ROCE_AETH_MSN_MASK;
+	tp_fill_path(tp, &pkt);
+	tp->cnt.tx_pkts++;
+	wire_send(tp, &pkt);
+}
+
+static void send_atomic_ack(struct srd_qp_transport *tp, uint64_t orig,
+			    uint32_t psn)
+{
+	struct srd_pkt pkt;
+
+	srd_pkt_init(&pkt, ROCE_RC_ATOMIC_ACKNOWLEDGE);
+	pkt.psn = psn & ROCE_PSN_MASK;
+	pkt.aeth.syndrome = ACK_SYNDROME;
+	pkt.aeth.msn = tp->msn & ROCE_AETH_MSN_MASK;
+	pkt.atm_orig = orig;
+	tp_fill_path(tp, &pkt);
+	tp->cnt.tx_pkts++;
+	wire_send(tp, &pkt);
+}
+
+/* Forget the message in progress; a receive WQE already taken is kept
+ * for the next message (UC drops, IBTA class D1). */
+static void abort_msg(struct srd_qp_transport *tp)
+{
+	tp->seq = SRD_SEQ_NONE;
+	tp->rwqe.done = 0;
+	tp->wr_resid = 0;
+}
+
+static bool is_start(uint32_t m)
+{
+	return m & OPF_FIRST;
+}
+
+/* --- checks ------------------------------------------------------------- */
+
+static enum resp_state check_psn(struct resp_ctx *c)
+{
+	struct srd_qp_transport *tp = c->tp;
+	uint32_t psn = c->pkt->psn;
+	int32_t diff;
+
+	if (c->ud)
+		return RS_CHECK_OP_VALID;
+	if (c->uc) {
+		/* UC resynchronizes on the next FIRST or ONLY. */
+		if (tp->drop_msg || psn != tp->epsn) {
+			abort_msg(tp);
+			if (is_start(c->m)) {
+				tp->drop_msg = false;
+				tp->epsn = psn;
+				return RS_CHECK_OP_SEQ;
+			}
+			tp->epsn = (psn + 1) & ROCE_PSN_MASK;
+			return RS_DROP_MSG;
+		}
+		return RS_CHECK_OP_SEQ;
+	}
+	diff = roce_psn_cmp(psn, tp->epsn);
+	if (diff > 0) {
+		/* One NAK per gap: the requester goes back anyway. */
+		if (tp->nak_sent)
+			return RS_DONE;
+		tp->nak_sent = true;
+		return RS_ERR_PSN_SEQ;
+	}
+	if (diff < 0)
+		return RS_DUPLICATE;
+	tp->nak_sent = false;
+	return RS_CHECK_OP_SEQ;
+}
+
+static enum resp_state check_op_seq(struct resp_ctx *c)
+{
+	struct srd_qp_transport *tp = c->tp;
+	uint32_t m = c->m;
+	bool ok;
+
+	switch (tp->seq) {
+	case SRD_SEQ_SEND:
+		ok = (m & OPF_SEND) && !(m & OPF_FIRST);
+		break;
+	case SRD_SEQ_WRITE:
+		ok = (m & OPF_WRITE) && !(m & OPF_FIRST);
+		break;
+	default:
+		ok = m & OPF_FIRST;
+		break;
+	}
+	if (ok)
+		return RS_CHECK_OP_VALID;
+	if (c->rc)
+		return RS_ERR_INV_REQ;
+	/* UC: the message in progress is lost; this may start a new one. */
+	abort_msg(tp);
+	if (is_start(m))
+		return RS_CHECK_OP_VALID;
+	return RS_DROP_MSG;
+}
+
+static enum resp_state check_op_valid(struct resp_ctx *c)
+{
+	struct srd_qp_transport *tp = c->tp;
+	struct srd_qp *qp = tp->qp;
+	int access = qp->attr.qp_access_flags;
+	uint32_t m = c->m;
+
+	if (m & OPF_IETH) /* no memory windows or invalidation */
+		return c->rc ? RS_ERR_INV_REQ : RS_DROP_MSG;
+	if ((m & OPF_WRITE) && (m & OPF_FIRST) &&
+	    !(access & IBV_ACCESS_REMOTE_WRITE))
+		return c->rc ? RS_ERR_ACCESS : RS_DROP_MSG;
+	if ((m & OPF_READ) && !(access & IBV_ACCESS_REMOTE_READ))
+		return RS_ERR_ACCESS;
+	if ((m & OPF_ATOMIC) && !(access & IBV_ACCESS_REMOTE_ATOMIC))
+		return RS_ERR_ACCESS;
+	if ((m & (OPF_READ | OPF_ATOMIC)) && !qp->attr.max_dest_rd_atomic)
+		return RS_ERR_INV_REQ;
+	if (c->ud && c->pkt->deth.qkey != qp->attr.qkey) {
+		tp->cnt.qkey_drops++;
+		return RS_DONE;
+	}
+	return RS_CHECK_RESOURCE;
+}
+
+static enum resp_state check_resource(struct resp_ctx *c)
+{
+	struct srd_qp_transport *tp = c->tp;
+	uint32_t m = c->m;
+	bool need = ((m & OPF_SEND) && (m & OPF_FIRST)) ||
+		    ((m & OPF_WRITE) && (m & OPF_IMM));
+	int err;
+
+	if (!need || tp->rwqe.valid)
+		return RS_CHECK_LENGTH;
+	err = rq_take(tp);
+	if (err == -EAGAIN) {
+		if (c->rc)
+			return RS_ERR_RNR;
+		tp->cnt.no_rwqe_drops++;
+		return c->uc ? RS_DROP_MSG : RS_DONE;
+	}
+	if (err)
+		return RS_DONE; /* hostile ring: the queue is in error */
+	if (tp->rwqe.malformed)
+		return RS_ERR_MALFORMED;
+	return RS_CHECK_LENGTH;
+}
+
+static enum resp_state check_length(struct resp_ctx *c)
+{
+	struct srd_qp_transport *tp = c->tp;
+	struct srd_pkt *pkt = c->pkt;
+	uint32_t m = c->m, len = pkt->paylen;
+	bool bad = false;
+
+	if (c->ud) {
+		if (len > tp->mtu) {
+			tp->cnt.rx_drops++;
+			return RS_DONE;
+		}
+	} else if (m & (OPF_SEND | OPF_WRITE)) {
+		if (!(m & OPF_LAST))
+			bad = len != tp->mtu; /* FIRST, MIDDLE: full */
+		else if (!(m & OPF_FIRST))
+			bad = !len || len > tp->mtu; /* LAST */
+		else
+			bad = len > tp->mtu; /* ONLY */
+	}
+	if (!bad && (m & OPF_WRITE)) {
+		if (m & OPF_FIRST) {
+			if (pkt->reth.len > SRD_MAX_MSG_SZ)
+				bad = true;
+			else if (m & OPF_LAST)
+				bad = pkt->reth.len != len;
+			else
+				bad = pkt->reth.len <= len;
+		} else {
+			bad = len > tp->wr_resid ||
+			      ((m & OPF_LAST) && len != tp->wr_resid);
+		}
+	}
+	if (!bad && (m & OPF_READ))
+		bad = pkt->reth.len > SRD_MAX_MSG_SZ;
+	if (bad)
+		return c->rc ? RS_ERR_INV_REQ : RS_DROP_MSG;
+
+	if (m & OPF_SEND) {
+		uint64_t need = tp->rwqe.done + len;
+
+		if (c->ud)
+			need += ROCE_GRH_BYTES;
+		if (need > tp->rwqe.total)
+			return RS_ERR_LENGTH;
+	}
+	return RS_CHECK_RKEY;
+}
+
+static enum resp_state check_rkey(struct resp_ctx *c)
+{
+	struct srd_qp_transport *tp = c->tp;
+	struct srd_qp *qp = tp->qp;
+	struct srd_pkt *pkt = c->pkt;
+	struct srd_daemon *d = tp->eng->d;
+	uint32_t m = c->m;
+	struct srd_mr *mr;
+
+	if (m & OPF_ATOMIC) {
+		if (pkt->atm.va & 7)
+			return RS_ERR_INV_REQ;
+		mr = mr_lookup_key(d, pkt->atm.rkey);
+		if (!mr || mr_check(mr, qp->pd, pkt->atm.va, 8,
+				    IBV_ACCESS_REMOTE_ATOMIC))
+			return RS_ERR_ACCESS;
+		return RS_EXECUTE;
+	}
+	if ((m & OPF_READ) || ((m & OPF_WRITE) && (m & OPF_FIRST))) {
+		int access = (m & OPF_READ) ? IBV_ACCESS_REMOTE_READ :
+					      IBV_ACCESS_REMOTE_WRITE;
+
+		/* A zero-length RDMA needs no key (IBTA 9.4.4, 9.4.5). */
+		if (pkt->reth.len) {
+			mr = mr_lookup_key(d, pkt->reth.rkey);
+			if (!mr || mr_check(mr, qp->pd, pkt->reth.va,
+					    pkt->reth.len, access))
+				return c->rc ? RS_ERR_ACCESS : RS_DROP_MSG;
+		}
+		if (m & OPF_WRITE) {
+			tp->wr_va = pkt->reth.va;
+			tp->wr_rkey = pkt->reth.rkey;
+			tp->wr_resid = pkt->reth.len;
+			tp->wr_len = pkt->reth.len;
+		}
+	}
+	return RS_EXECUTE;
+}
+
+/* --- execution ---------------------------------------------------------- */
+
+static bool gid_is_v4(const union ibv_gid *g)
+{
+	static const uint8_t pfx[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+
+	return !memcmp(g->raw, pfx, sizeof(pfx));
+}
+
+static uint16_t ip_csum(const void *p, size_t n)
+{
+	const uint8_t *b = p;
+	uint32_t sum = 0;
+
+	for (size_t i = 0; i + 1 < n; i += 2)
+		sum += (uint32_t)b[i] << 8 | b[i + 1];
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return htobe16((uint16_t)~sum);
+}
+
+/* The 40 bytes in front of a UD receive: the IPv6 header, or for RoCEv2
+ * over IPv4 20 zero bytes and the IPv4 header, as the packet had them. */
+static void build_grh(const struct srd_pkt *pkt, uint8_t out[ROCE_GRH_BYTES])
+{
+	uint32_t udp_len = sizeof(struct roce_udp) + srd_pkt_hdr_len(pkt) +
+			   pkt->paylen + srd_pkt_pad(pkt->paylen) +
+			   ROCE_ICRC_BYTES;
+
+	memset(out, 0, ROCE_GRH_BYTES);
+	if (gid_is_v4(&pkt->sgid)) {
+		struct roce_ipv4 ip = {
+			.ver_ihl = 0x45,
+			.tos = pkt->tclass,
+			.tot_len = htobe16(sizeof(ip) + udp_len),
+			.frag_off = htobe16(0x4000), /* DF */
+			.ttl = pkt->hop_limit,
+			.protocol = 17,
+		};
+
+		memcpy(&ip.saddr, &pkt->sgid.raw[12], 4);
+		memcpy(&ip.daddr, &pkt->dgid.raw[12], 4);
+		ip.check = ip_csum(&ip, sizeof(ip));
+		memcpy(out + 20, &ip, sizeof(ip));
+	} else {
+		struct roce_grh g = {
+			.ver_tclass_flow = htobe32(6u << 28 |
+						   (uint32_t)pkt->tclass << 20 |
+						   (pkt->flow_label & 0xfffff)),
+			.paylen = htobe16(udp_len),
+			.next_hdr = 17,
+			.hop_limit = pkt->hop_limit,
+		};
+
+		memcpy(g.sgid, pkt->sgid.raw, 16);
+		memcpy(g.dgid, pkt->dgid.raw, 16);
+		memcpy(out, &g, sizeof(g));
+	}
+}
+
+static enum resp_state exec_send(struct resp_ctx *c)
+{
+	struct srd_qp_transport *tp = c->tp;
+	struct srd_qp *qp = tp->qp;
+	struct srd_rwqe *rw = &tp->rwqe;
+	struct srd_dma dst;
+	int err;
+
+	if (!rw->valid)
+		return c->rc ? RS_ERR_INV_REQ : RS_DROP_MSG;
+	dma_init_sgl(&dst, rw->sge, rw->num_sge, qp->pd,
+		     qp->srq ? qp->srq->pd : NULL, IBV_ACCESS_LOCAL_WRITE);
+	dma_seek(&dst, rw->done);
+	if (c->ud) {
+		uint8_t grh[ROCE_GRH_BYTES];
+		struct srd_dma src;
+
+		build_grh(c->pkt, grh);
+		dma_init_buf(&src, grh, sizeof(grh));
+		if (dma_copy(tp->eng->d, &dst, &src, sizeof(grh)))
+			return RS_ERR_LOC_PROT;
+	}
+	err = dma_copy(tp->eng->d, &dst, &c->pkt->pay, c->pkt->paylen);
+	if (err == -EFAULT) {
+		/* The source went away: as if lost on the wire. */
+		tp->cnt.rx_drops++;
+		return RS_DONE;
+	}
+	if (err)
+		return RS_ERR_LOC_PROT;
+	rw->done += c->pkt->paylen + (c->ud ? ROCE_GRH_BYTES : 0);
+	return RS_COMPLETE;
+}
+
+static enum resp_state exec_write(struct resp_ctx *c)
+{
+	struct srd_qp_transport *tp = c->tp;
+	uint32_t len = c->pkt->paylen;
+	struct srd_dma dst;
+	int err;
+
+	if (!len)
+		return RS_COMPLETE;
+	dma_init_range(&dst, tp->wr_rkey, tp->wr_va, len, tp->qp->pd,
+		       IBV_ACCESS_REMOTE_WRITE);
+	err = dma_copy(tp->eng->d, &dst, &c->pkt->pay, len);
+	if (err == -EFAULT) {
+		tp->cnt.rx_drops++;
+		return RS_DONE;
+	}
+	if (err)
+		return c->rc ? RS_ERR_ACCESS : RS_DROP_MSG;
+	tp->wr_va += len;
+	tp->wr_resid -= len;
+	return RS_COMPLETE;
+}
+
+static struct srd_resp_res *next_res(struct srd_qp_transport *tp)
+{
+	struct srd_resp_res *res = &tp->res[tp->res_next];
+
+	tp->res_next = (tp->res_next + 1) % tp->nres;
+	return res;
+}
+
+static enum resp_state exec_read(struct resp_ctx *c)
+{
+	struct srd_qp_transport *tp = c->tp;
+	struct srd_pkt *pkt = c->pkt;
+	struct srd_resp_res *res = next_res(tp);
+	uint32_t npkts = tp_npkts(pkt->reth.len, tp->mtu);
+
+	memset(res, 0, sizeof(*res));
+	res->type = SRD_RES_READ;
+	res->first_psn = pkt->psn;
+	res->last_psn = (pkt->psn + npkts - 1) & ROCE_PSN_MASK;
+	res->rkey = pkt->reth.rkey;
+	res->va = pkt->reth.va;
+	res->length = pkt->reth.len;
+	res->cur_psn = pkt->psn;
+	res->cur_va = pkt->reth.va;
+	res->resid = pkt->reth.len;
+	res->cur_first = true;
+	tp->epsn = (pkt->psn + npkts) & ROCE_PSN_MASK;
+	tp->msn++;
+	tp->rd_active = res;
+	responder_run(tp, SRD_READ_BUDGET);
+	return RS_DONE;
+}
+
+static uint64_t atomic_op(struct srd_mr *mr, const struct srd_pkt *pkt,
+			  bool *ok)
+{
+	bool cas = pkt->opcode == ROCE_RC_COMPARE_SWAP;
+	uint8_t *p = mr_ptr(mr, pkt->atm.va);
+	uint64_t orig, v;
+
+	*ok = true;
+	if (p && !((uintptr_t)p & 7)) {
+		uint64_t *w = (uint64_t *)p;
+
+		if (!cas)
+			return __atomic_fetch_add(w, pkt->atm.swap_add,
+						  __ATOMIC_SEQ_CST);
+		orig = pkt->atm.compare;
+		/* On a mismatch orig is loaded with the current value. */
+		__atomic_compare_exchange_n(w, &orig, pkt->atm.swap_add, false,
+					    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+		return orig;
+	}
+	/* Memory the daemon reaches through the client's address space:
+	 * atomic with respect to the device only. */
+	if (mr_read(mr, pkt->atm.va, &orig, sizeof(orig))) {
+		*ok = false;
+		return 0;
+	}
+	v = cas ? (orig == pkt->atm.compare ? pkt->atm.swap_add : orig) :
+		  orig + pkt->atm.swap_add;
+	if (v != orig && mr_write(mr, pkt->atm.va, &v, sizeof(v)))
+		*ok = false;
+	return orig;
+}
+
+static enum resp_state exec_atomic(struct resp_ctx *c)
+{
+	struct srd_qp_transport *tp = c->tp;
+	struct srd_pkt *pkt = c->pkt;
+	struct srd_mr *mr = mr_lookup_key(tp->eng->d, pkt->atm.rkey);
+	struct srd_resp_res *res;
+	uint64_t orig;
+	bool ok;
+
+	if (!mr)
+		return RS_ERR_ACCESS;
+	orig = atomic_op(mr, pkt, &ok);
+	if (!ok)
+		return RS_ERR_ACCESS;
+	res = next_res(tp);
+	memset(res, 0, sizeof(*res));
+	res->type = SRD_RES_ATOMIC;
+	res->first_psn = pkt->psn;
+	res->last_psn = pkt->psn;
+	res->orig = orig;
+	tp->epsn = (pkt->psn + 1) & ROCE_PSN_MASK;
+	tp->msn++;
+	send_atomic_ack(tp, orig, pkt->psn);
+	return RS_DONE;
+}
+
+static enum resp_state execute(struct resp_ctx *c)
+{
+	struct srd_qp_transport *tp = c->tp;
+	uint32_t m = c->m;
+	enum resp_state next;
+
+	if (m & OPF_READ)
+		return exec_read(c);
+	if (m & OPF_ATOMIC)
+		return exec_atomic(c);
+	next = (m & OPF_SEND) ? exec_send(c) : exec_write(c);
+	if (next != RS_COMPLETE)
+		return next;
+	tp->seq = (m & OPF_LAST)  ? SRD_SEQ_NONE :
+		  (m & OPF_SEND) ? SRD_SEQ_SEND :
+				   SRD_SEQ_WRITE;
+	if (!c->ud)
+		tp->epsn = (c->pkt->psn + 1) & ROCE_PSN_MASK;
+	if (!(m & OPF_LAST))
+		return RS_ACKNOWLEDGE;
+	tp->msn++;
+	return (m & OPF_RWQE) ? RS_COMPLETE : RS_ACKNOWLEDGE;
+}
+
+static enum resp_state complete(struct resp_ctx *c)
+{
+	struct srd_qp_transport *tp = c->tp;
+	struct srd_pkt *pkt = c->pkt;
+	struct srd_recv_cqe_info info = {
+		.status = IBV_WC_SUCCESS,
+		.solicited = pkt->se,
+		.sl = pkt->sl,
+	};
+
+	if (c->m & OPF_SEND) {
+		info.opcode = IBV_WC_RECV;
+		info.byte_len = tp->rwqe.done;
+	} else {
+		info.opcode = IBV_WC_RECV_RDMA_WITH_IMM;
+		info.byte_len = tp->wr_len;
+	}
+	if (c->m & OPF_IMM) {
+		info.imm = pkt->imm;
+		info.wc_flags |= IBV_WC_WITH_IMM;
+	}
+	if (c->ud) {
+		info.wc_flags |= IBV_WC_GRH;
+		info.src_qp = pkt->deth.sqp;
+	} else {
+		info.src_qp = tp->qp->attr.dest_qp_num;
+	}
+	tp_recv_cqe(tp, &info);
+	return RS_ACKNOWLEDGE;
+}
+
+static enum resp_state acknowledge(struct resp_ctx *c)
+{
+	if (c->rc && c->pkt->ack_req)
+		send_ack(c->tp, ACK_SYNDROME, c->pkt->psn);
+	return RS_DONE;
+}
+
+static struct srd_resp_res *find_res(struct srd_qp_transport *tp,
+				     uint32_t psn, uint8_t type)
+{
+	for (uint32_t i = 0; i < tp->nres; i++) {
+		struct srd_resp_res *r = &tp->res[i];
+
+		if (r->type == type && roce_psn_cmp(psn, r->first_psn) >= 0 &&
+		    roce_psn_cmp(psn, r->last_psn) <= 0)
+			return r;
+	}
+	return NULL;
+}
+
+static enum resp_state duplicate(struct resp_ctx *c)
+{
+	struct srd_qp_transport *tp = c->tp;
+	struct srd_pkt *pkt = c->pkt;
+	struct srd_resp_res *res;
+
+	tp->cnt.dup_requests++;
+	if (c->m & (OPF_SEND | OPF_WRITE)) {
+		/* Already done: say so again (C9-105). */
+		send_ack(tp, ACK_SYNDROME, tp->epsn - 1);
+		return RS_DONE;
+	}
+	if (c->m & OPF_ATOMIC) {
+		res = find_res(tp, pkt->psn, SRD_RES_ATOMIC);
+		if (res && res->first_psn == pkt->psn)
+			send_atomic_ack(tp, res->orig, pkt->psn);
+		return RS_DONE;
+	}
+	res = find_res(tp, pkt->psn, SRD_RES_READ);
+	if (!res || pkt->reth.rkey != res->rkey || pkt->reth.va < res->va ||
+	    pkt->reth.len > res->length ||
+	    pkt->reth.va + pkt->reth.len > res->va + res->length)
+		return RS_DONE;
+	/* Replay from the PSN asked for, over the range asked for. */
+	res->cur_psn = pkt->psn;
+	res->cur_va = pkt->reth.va;
+	res->resid = pkt->reth.len;
+	res->cur_first = true;
+	tp->rd_active = res;
+	responder_run(tp, SRD_READ_BUDGET);
+	return RS_DONE;
+}
+
+/* --- errors ------------------------------------------------------------- */
+
+static void complete_rwqe_error(struct resp_ctx *c, enum ibv_wc_status st)
+{
+	struct srd_recv_cqe_info info = {
+		.status = st,
+		.opcode = IBV_WC_RECV,
+		.src_qp = c->ud ? c->pkt->deth.sqp :
+				  c->tp->qp->attr.dest_qp_num,
+	};
+
+	if (c->tp->rwqe.valid)
+		tp_recv_cqe(c->tp, &info);
+}
+
+static enum resp_state err_psn_seq(struct resp_ctx *c)
+{
+	c->tp->cnt.seq_naks_sent++;
+	send_ack(c->tp, ROCE_AETH_NAK | ROCE_NAK_PSN_SEQ, c->tp->epsn);
+	return RS_DONE;
+}
+
+static enum resp_state err_rnr(struct resp_ctx *c)
+{
+	struct srd_qp_transport *tp = c->tp;
+
+	tp->cnt.rnr_naks_sent++;
+	send_ack(tp,
+		 ROCE_AETH_RNR_NAK |
+			 (tp->qp->attr.min_rnr_timer & ROCE_AETH_VALUE_MASK),
+		 c->pkt->psn);
+	return RS_DONE;
+}
+
+/* RC class C/A errors: complete the receive in progress, NAK, go to ERR. */
+static enum resp_state err_fatal(struct resp_ctx *c, enum ibv_wc_status st,
+				 uint8_t nak, int event)
+{
+	complete_rwqe_error(c, st);
+	if (c->rc)
+		send_ack(c->tp, ROCE_AETH_NAK | nak, c->pkt->psn);
+	tp_error(c->tp, event);
+	return RS_DONE;
+}
+
+static enum resp_state drop_msg(struct resp_ctx *c)
+{
+	struct srd_qp_transport *tp = c->tp;
+
+	tp->cnt.uc_drops++;
+	abort_msg(tp);
+	/* Drop everything up to the next FIRST or ONLY. */
+	if (!(c->m & OPF_LAST))
+		tp->drop_msg = true;
+	return RS_DONE;
+}
+
+void responder_rx(struct srd_qp_transport *tp, struct srd_pkt *pkt)
+{
+	struct srd_qp *qp = tp->qp;
+	enum ibv_qp_state qs = tp_state(tp);
+	struct resp_ctx c = {
+		.tp = tp,
+		.pkt = pkt,
+		.m = pkt->mask,
+		.rc = qp->type == IBV_QPT_RC,
+		.uc = qp->type == IBV_QPT_UC,
+		.ud = qp->type == IBV_QPT_UD,
+	};
+	enum resp_state st = RS_CHECK_PSN;
+
+	if (qs != IBV_QPS_RTR && qs != IBV_QPS_RTS && qs != IBV_QPS_SQD &&
+	    qs != IBV_QPS_SQE) {
+		tp->cnt.rx_drops++;
+		return;
+	}
+	tp->cnt.rx_pkts++;
+	if (qs == IBV_QPS_RTR && !tp->comm_est) {
+		tp->comm_est = true;
+		client_async_event(qp->owner, IBV_EVENT_COMM_EST,
+				   qp->user_handle);
+	}
+	/* A READ reply goes out whole before anything that follows it. */
+	if (tp->rd_active) {
+		responder_run(tp, UINT_MAX);
+		if (tp_state(tp) == IBV_QPS_ERR)
+			return;
+	}
+	while (st != RS_DONE) {
+		switch (st) {
+		case RS_CHECK_PSN:
+			st = check_psn(&c);
+			break;
+		case RS_CHECK_OP_SEQ:
+			st = check_op_seq(&c);
+			break;
+		case RS_CHECK_OP_VALID:
+			st = check_op_valid(&c);
+			break;
+		case RS_CHECK_RESOURCE:
+			st = check_resource(&c);
+			break;
+		case RS_CHECK_LENGTH:
+			st = check_length(&c);
+			break;
+		case RS_CHECK_RKEY:
+			st = check_rkey(&c);
+			break;
+		case RS_EXECUTE:
+			st = execute(&c);
+			break;
+		case RS_COMPLETE:
+			st = complete(&c);
+			break;
+		case RS_ACKNOWLEDGE:
+			st = acknowledge(&c);
+			break;
+		case RS_DUPLICATE:
+			st = duplicate(&c);
+			break;
+		case RS_ERR_PSN_SEQ:
+			st = err_psn_seq(&c);
+			break;
+		case RS_ERR_RNR:
+			st = err_rnr(&c);
+			break;
+		case RS_ERR_INV_REQ:
+			st = err_fatal(&c, IBV_WC_REM_INV_REQ_ERR,
+				       ROCE_NAK_INVALID_REQ,
+				       IBV_EVENT_QP_REQ_ERR);
+			break;
+		case RS_ERR_ACCESS:
+			st = err_fatal(&c, IBV_WC_REM_ACCESS_ERR,
+				       ROCE_NAK_REM_ACCESS,
+				       IBV_EVENT_QP_ACCESS_ERR);
+			break;
+		case RS_ERR_LENGTH:
+			st = c.uc ? drop_msg(&c) :
+				    err_fatal(&c, IBV_WC_LOC_LEN_ERR,
+					      ROCE_NAK_INVALID_REQ, -1);
+			break;
+		case RS_ERR_LOC_PROT:
+			st = err_fatal(&c, IBV_WC_LOC_PROT_ERR,
+				       ROCE_NAK_REM_OP, -1);
+			break;
+		case RS_ERR_MALFORMED:
+			st = err_fatal(&c, IBV_WC_LOC_QP_OP_ERR,
+				       ROCE_NAK_REM_OP, -1);
+			break;
+		case RS_DROP_MSG:
+			st = drop_msg(&c);
+			break;
+		default:
+			st = RS_DONE;
+			break;
+		}
+	}
+}
+
+bool responder_run(struct srd_qp_transport *tp, unsigned int budget)
+{
+	struct srd_qp *qp = tp->qp;
+	bool sent = false;
+
+	while (tp->rd_active && budget) {
+		struct srd_resp_res *res = tp->rd_active;
+		enum ibv_qp_state qs = tp_state(tp);
+		uint32_t n = res->resid < tp->mtu ? res->resid : tp->mtu;
+		bool last = res->resid <= tp->mtu;
+		uint32_t pos = res->cur_first && last ? OPF_ONLY :
+			       res->cur_first	      ? OPF_FIRST :
+			       last		      ? OPF_LAST :
+						OPF_MIDDLE;
+		struct srd_pkt pkt;
+
+		if (qs != IBV_QPS_RTR && qs != IBV_QPS_RTS &&
+		    qs != IBV_QPS_SQD) {
+			tp->rd_active = NULL;
+			break;
+		}
+		budget--;
+		if (n) {
+			struct srd_mr *mr =
+				mr_lookup_key(tp->eng->d, res->rkey);
+
+			/* The MR went away while its READ was answered. */
+			if (!mr || mr_check(mr, qp->pd, res->cur_va, n,
+					    IBV_ACCESS_REMOTE_READ)) {
+				tp->rd_active = NULL;
+				send_ack(tp, ROCE_AETH_NAK | ROCE_NAK_REM_ACCESS,
+					 res->cur_psn);
+				tp_error(tp, IBV_EVENT_QP_ACCESS_ERR);
+				return true;
+			}
+		}
+		srd_pkt_init(&pkt, srd_op_read_response(pos));
+		pkt.psn = res->cur_psn;
+		if (pkt.mask & OPF_AETH) {
+			pkt.aeth.syndrome = ACK_SYNDROME;
+			pkt.aeth.msn = tp->msn & ROCE_AETH_MSN_MASK;
+		}
+		dma_init_range(&pkt.pay, res->rkey, res->cur_va, n, qp->pd,
+			       IBV_ACCESS_REMOTE_READ);
+		pkt.paylen = n;
+		tp_fill_path(tp, &pkt);
+		res->cur_psn = (res->cur_psn + 1) & ROCE_PSN_MASK;
+		res->cur_va += n;
+		res->resid -= n;
+		res->cur_first = false;
+		if (last)
+			tp->rd_active = NULL;
+		tp->cnt.tx_pkts++;
+		wire_send(tp, &pkt);
+		sent = true;
+	}
+	return sent;
+}
+
+void responder_reset_msg(struct srd_qp_transport *tp)
+{
+	tp->seq = SRD_SEQ_NONE;
+	tp->nak_sent = false;
+	tp->drop_msg = false;
+	tp->wr_resid = 0;
+	tp->rd_active = NULL;
+}
+
+void responder_reset(struct srd_qp_transport *tp)
+{
+	responder_reset_msg(tp);
+	tp->rwqe.valid = false;
+	tp->rwqe.done = 0;
+	tp->res_next = 0;
+	if (tp->res)
+		memset(tp->res, 0, tp->nres * sizeof(*tp->res));
+}
+
+int responder_set_resources(struct srd_qp_transport *tp, uint32_t n)
+{
+	struct srd_resp_res *r;
+
+	if (!n)
+		n = 1;
+	if (n == tp->nres)
+		return 0;
+	r = calloc(n, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	free(tp->res);
+	tp->res = r;
+	tp->nres = n;
+	tp->res_next = 0;
+	tp->rd_active = NULL;
+	return 0;
+}

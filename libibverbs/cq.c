@@ -1,0 +1,185 @@
+/* SPDX-License-Identifier: MIT */
+/* Completion queues: creation, resizing, destruction. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "libibverbs/ibverbs.h"
+
+static int map_ring(struct srd_cq *cq, const struct srd_create_cq_rep *rep,
+		    int fd)
+{
+	void *map;
+
+	if (rep->log_entries > 24 ||
+	    rep->ring_offset < sizeof(struct srd_cq_ctl) ||
+	    rep->map_len < rep->ring_offset + ((uint64_t)sizeof(struct srd_cqe)
+					       << rep->log_entries))
+		return -EPROTO;
+	map = mmap(NULL, rep->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		   0);
+	if (map == MAP_FAILED)
+		return -errno;
+	/* A forked child must not touch its parent's rings. */
+	madvise(map, rep->map_len, MADV_DONTFORK);
+	cq->map = map;
+	cq->map_len = rep->map_len;
+	cq->ctl = map;
+	cq->ring = (struct srd_cqe *)((uint8_t *)map + rep->ring_offset);
+	cq->log_entries = rep->log_entries;
+	cq->cons = 0;
+	cq->cq.cqe = (int)rep->cqe;
+	return 0;
+}
+
+struct srd_cq *srd_cq_create(struct ibv_context *context, int cqe,
+			     void *cq_context, struct ibv_comp_channel *channel,
+			     int comp_vector)
+{
+	struct srd_context *ctx = to_ctx(context);
+	struct srd_create_cq_req req = { 0 };
+	struct srd_create_cq_rep rep;
+	int fd = -1;
+	struct srd_cmd_args a = {
+		.op = SRD_CMD_CREATE_CQ,
+		.req = &req,
+		.req_len = sizeof(req),
+		.rep = &rep,
+		.rep_len = sizeof(rep),
+		.rfds = &fd,
+		.max_rfds = 1,
+	};
+	struct srd_cq *cq;
+	int ret;
+
+	if (cqe < 1 || comp_vector < 0 ||
+	    comp_vector >= context->num_comp_vectors ||
+	    (channel && channel->context != context)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	cq = calloc(1, sizeof(*cq));
+	if (!cq) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	req.cqe = (uint32_t)cqe;
+	req.channel_handle = channel ? to_chan(channel)->handle : SRD_NO_HANDLE;
+	req.comp_vector = (uint32_t)comp_vector;
+	req.user_handle = cq->ev.hnode.key = srd_ctx_new_id(ctx);
+	ret = srd_ctx_cmd(ctx, &a);
+	if (!ret && a.nrfds != 1)
+		ret = -EPROTO;
+	if (ret)
+		goto err_free;
+	ret = map_ring(cq, &rep, fd);
+	close(fd);
+	if (ret) {
+		srd_destroy_handle(context, SRD_CMD_DESTROY_CQ, rep.handle);
+		goto err_free;
+	}
+	pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
+	cq->cq.context = context;
+	cq->cq.channel = channel;
+	cq->cq.cq_context = cq_context;
+	cq->cq.handle = rep.handle;
+	pthread_mutex_init(&cq->cq.mutex, NULL);
+	pthread_cond_init(&cq->cq.cond, NULL);
+	if (channel) {
+		pthread_mutex_lock(&context->mutex);
+		channel->refcnt++;
+		pthread_mutex_unlock(&context->mutex);
+	}
+	srd_evobj_add(ctx, &cq->ev, SRD_OBJ_CQ);
+	return cq;
+
+err_free:
+	free(cq);
+	errno = -ret;
+	return NULL;
+}
+
+LIB_EXPORT struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe,
+					void *cq_context,
+					struct ibv_comp_channel *channel,
+					int comp_vector)
+{
+	struct srd_cq *cq =
+		srd_cq_create(context, cqe, cq_context, channel, comp_vector);
+
+	return cq ? &cq->cq : NULL;
+}
+
+LIB_EXPORT int ibv_resize_cq(struct ibv_cq *ibcq, int cqe)
+{
+	struct srd_cq *cq = to_cq(ibcq);
+	struct srd_resize_cq_req req = { .handle = ibcq->handle };
+	struct srd_create_cq_rep rep;
+	int fd = -1;
+	struct srd_cmd_args a = {
+		.op = SRD_CMD_RESIZE_CQ,
+		.req = &req,
+		.req_len = sizeof(req),
+		.rep = &rep,
+		.rep_len = sizeof(rep),
+		.rfds = &fd,
+		.max_rfds = 1,
+	};
+	void *old_map;
+	size_t old_len;
+	int ret;
+
+	if (cqe < 1)
+		return srd_ret_errno(-EINVAL);
+	req.cqe = (uint32_t)cqe;
+	/* Pollers wait while the rings are swapped: the daemon carries the
+	 * CQEs after cons over to the new ring. */
+	pthread_spin_lock(&cq->lock);
+	req.cons = cq->cons;
+	ret = srd_ctx_cmd(to_ctx(ibcq->context), &a);
+	if (!ret && a.nrfds != 1)
+		ret = -EPROTO;
+	if (!ret) {
+		old_map = cq->map;
+		old_len = cq->map_len;
+		ret = map_ring(cq, &rep, fd);
+		close(fd);
+		if (!ret)
+			munmap(old_map, old_len);
+	}
+	pthread_spin_unlock(&cq->lock);
+	return srd_ret_errno(ret);
+}
+
+LIB_EXPORT int ibv_destroy_cq(struct ibv_cq *ibcq)
+{
+	struct srd_cq *cq = to_cq(ibcq);
+	struct srd_context *ctx = to_ctx(ibcq->context);
+	struct ibv_comp_channel *channel = ibcq->channel;
+	int ret;
+
+	ret = srd_destroy_handle(ibcq->context, SRD_CMD_DESTROY_CQ,
+				 ibcq->handle);
+	if (ret)
+		return srd_ret_errno(ret);
+	srd_evobj_del(ctx, &cq->ev);
+	/* Every event handed out must be acknowledged first. */
+	pthread_mutex_lock(&ibcq->mutex);
+	while (ibcq->comp_events_completed != cq->ev.comp_reported ||
+	       ibcq->async_events_completed != cq->ev.async_reported)
+		pthread_cond_wait(&ibcq->cond, &ibcq->mutex);
+	pthread_mutex_unlock(&ibcq->mutex);
+	if (channel) {
+		pthread_mutex_lock(&ibcq->context->mutex);
+		channel->refcnt--;
+		pthread_mutex_unlock(&ibcq->context->mutex);
+	}
+	munmap(cq->map, cq->map_len);
+	pthread_spin_destroy(&cq->lock);
+	pthread_cond_destroy(&ibcq->cond);
+	pthread_mutex_destroy(&ibcq->mutex);
+	free(cq);
+	return 0;
+}

@@ -1,0 +1,179 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ibv_create_cq_ex and the iterator-style polling of struct ibv_cq_ex:
+ * start_poll takes the CQ lock and exposes the first CQE, next_poll
+ * consumes it and moves on, end_poll consumes the last one and publishes
+ * the consumer index.
+ */
+#include <errno.h>
+
+#include "libibverbs/ibverbs.h"
+
+#define SRD_CQ_EX_WC_FLAGS IBV_WC_STANDARD_FLAGS
+
+static struct srd_cq *cq_of(struct ibv_cq_ex *c)
+{
+	return container_of(c, struct srd_cq, cq_ex);
+}
+
+/* Expose the CQE at cq->cons, if there is one. */
+static int load_cur(struct srd_cq *cq)
+{
+	uint32_t cons = cq->cons;
+	const struct srd_cqe *cqe =
+		&cq->ring[cons & ((1u << cq->log_entries) - 1)];
+
+	if (__atomic_load_n(&cqe->owner, __ATOMIC_ACQUIRE) !=
+	    srd_cqe_owner_for(cons, cq->log_entries)) {
+		cq->cur = NULL;
+		return ENOENT;
+	}
+	cq->cur = cqe;
+	cq->cq_ex.wr_id = cqe->wr_id;
+	cq->cq_ex.status = (enum ibv_wc_status)cqe->status;
+	return 0;
+}
+
+static void consume_cur(struct srd_cq *cq)
+{
+	if (!cq->cur)
+		return;
+	srd_cqe_retire(to_ctx(cq->cq.context), cq->cur);
+	cq->cons++;
+	cq->cur = NULL;
+}
+
+static int start_poll(struct ibv_cq_ex *c, struct ibv_poll_cq_attr *attr)
+{
+	struct srd_cq *cq = cq_of(c);
+	int ret;
+
+	if (attr && attr->comp_mask)
+		return EINVAL;
+	pthread_spin_lock(&cq->lock);
+	ret = load_cur(cq);
+	if (!ret) {
+		cq->empty_polls = 0;
+	} else if (++cq->empty_polls >= SRD_EMPTY_POLLS_YIELD) {
+		cq->empty_polls = 0;
+		pthread_spin_unlock(&cq->lock);
+		srd_poll_yield();
+		return ret;
+	} else {
+		pthread_spin_unlock(&cq->lock);
+	}
+	return ret;
+}
+
+static int next_poll(struct ibv_cq_ex *c)
+{
+	struct srd_cq *cq = cq_of(c);
+
+	consume_cur(cq);
+	return load_cur(cq);
+}
+
+static void end_poll(struct ibv_cq_ex *c)
+{
+	struct srd_cq *cq = cq_of(c);
+
+	consume_cur(cq);
+	__atomic_store_n(&cq->ctl->cons, cq->cons, __ATOMIC_RELEASE);
+	pthread_spin_unlock(&cq->lock);
+}
+
+static enum ibv_wc_opcode read_opcode(struct ibv_cq_ex *c)
+{
+	return (enum ibv_wc_opcode)cq_of(c)->cur->opcode;
+}
+
+static uint32_t read_vendor_err(struct ibv_cq_ex *c)
+{
+	return cq_of(c)->cur->vendor_err;
+}
+
+static uint32_t read_byte_len(struct ibv_cq_ex *c)
+{
+	return cq_of(c)->cur->byte_len;
+}
+
+static __be32 read_imm_data(struct ibv_cq_ex *c)
+{
+	return cq_of(c)->cur->imm_data;
+}
+
+static uint32_t read_qp_num(struct ibv_cq_ex *c)
+{
+	return cq_of(c)->cur->qp_num;
+}
+
+static uint32_t read_src_qp(struct ibv_cq_ex *c)
+{
+	return cq_of(c)->cur->src_qp;
+}
+
+static unsigned int read_wc_flags(struct ibv_cq_ex *c)
+{
+	return cq_of(c)->cur->wc_flags;
+}
+
+static uint32_t read_slid(struct ibv_cq_ex *c)
+{
+	return cq_of(c)->cur->slid;
+}
+
+static uint8_t read_sl(struct ibv_cq_ex *c)
+{
+	return cq_of(c)->cur->sl;
+}
+
+static uint8_t read_dlid_path_bits(struct ibv_cq_ex *c)
+{
+	return cq_of(c)->cur->dlid_path_bits;
+}
+
+struct ibv_cq_ex *srd_create_cq_ex(struct ibv_context *context,
+				   struct ibv_cq_init_attr_ex *attr)
+{
+	struct srd_cq *cq;
+	struct ibv_cq_ex *x;
+
+	if (attr->comp_mask &
+		    ~(IBV_CQ_INIT_ATTR_MASK_FLAGS | IBV_CQ_INIT_ATTR_MASK_PD) ||
+	    ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) &&
+	     attr->parent_domain) ||
+	    (attr->wc_flags & ~(uint64_t)SRD_CQ_EX_WC_FLAGS)) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
+	    (attr->flags & ~(uint32_t)(IBV_CREATE_CQ_ATTR_SINGLE_THREADED |
+				       IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN))) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if (attr->cqe > INT32_MAX) {
+		errno = EINVAL;
+		return NULL;
+	}
+	cq = srd_cq_create(context, (int)attr->cqe, attr->cq_context,
+			   attr->channel, (int)attr->comp_vector);
+	if (!cq)
+		return NULL;
+	x = &cq->cq_ex;
+	x->comp_mask = 0;
+	x->start_poll = start_poll;
+	x->next_poll = next_poll;
+	x->end_poll = end_poll;
+	x->read_opcode = read_opcode;
+	x->read_vendor_err = read_vendor_err;
+	x->read_byte_len = read_byte_len;
+	x->read_imm_data = read_imm_data;
+	x->read_qp_num = read_qp_num;
+	x->read_src_qp = read_src_qp;
+	x->read_wc_flags = read_wc_flags;
+	x->read_slid = read_slid;
+	x->read_sl = read_sl;
+	x->read_dlid_path_bits = read_dlid_path_bits;
+	return x;
+}

@@ -1,0 +1,274 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Private state of the verbs library and its soft provider: what the
+ * public objects of <infiniband/verbs.h> carry besides their public part.
+ */
+#ifndef SOFTRDMA_LIBIBVERBS_IBVERBS_H
+#define SOFTRDMA_LIBIBVERBS_IBVERBS_H
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <infiniband/verbs.h>
+
+#include "common/list.h"
+#include "common/proto.h"
+#include "common/ring.h"
+#include "libibverbs/daemon_conn.h"
+#include "libibverbs/htab.h"
+#include "libibverbs/mem.h"
+
+#define LIB_EXPORT __attribute__((visibility("default")))
+
+/* An entry of the device list; lives while listed or referenced. */
+struct srd_device {
+	struct ibv_device ibdev;
+	uint32_t index;
+	uint64_t guid; /* big endian */
+	char netdev[SRD_DEV_NAME_MAX];
+	atomic_int refcnt;
+	bool listed;
+	struct list_node node;
+};
+
+static inline struct srd_device *to_dev(struct ibv_device *d)
+{
+	return container_of(d, struct srd_device, ibdev);
+}
+
+struct srd_context {
+	/* First, as providers lay it out; ends with the public context. */
+	struct verbs_context vctx;
+	struct srd_device *dev;
+	struct srd_conn conn;
+	int doorbell_fd;
+	const struct srd_dev_page *dev_page;
+	unsigned int trace; /* SRD_TRACE_F_* */
+	atomic_uint_fast64_t next_id;
+	/* QPs by number, for poll_cq; objects by user_handle, for events. */
+	struct srd_htab qpn_tab;
+	struct srd_htab obj_tab;
+};
+
+static inline struct srd_context *to_ctx(struct ibv_context *c)
+{
+	return container_of(c, struct srd_context, vctx.context);
+}
+
+/* Objects named in events: the daemon echoes our id, never a pointer. */
+enum srd_obj_type {
+	SRD_OBJ_CQ = 1,
+	SRD_OBJ_QP,
+	SRD_OBJ_SRQ,
+};
+
+struct srd_evobj {
+	struct srd_hnode hnode; /* key: the id given as user_handle */
+	enum srd_obj_type type;
+	/* Events handed to the application (under the table lock). */
+	uint32_t async_reported;
+	uint32_t comp_reported;
+};
+
+struct srd_comp_channel {
+	struct ibv_comp_channel ch;
+	uint32_t handle;
+};
+
+static inline struct srd_comp_channel *to_chan(struct ibv_comp_channel *c)
+{
+	return container_of(c, struct srd_comp_channel, ch);
+}
+
+struct srd_cq {
+	union {
+		struct ibv_cq cq;
+		struct ibv_cq_ex cq_ex;
+	};
+	struct srd_evobj ev;
+	pthread_spinlock_t lock;
+	struct srd_cq_ctl *ctl;
+	struct srd_cqe *ring;
+	uint32_t log_entries;
+	uint32_t cons;
+	void *map;
+	size_t map_len;
+	/* ibv_cq_ex polling: the CQE being read, if any. */
+	const struct srd_cqe *cur;
+	uint32_t empty_polls; /* in a row, to yield the CPU now and then */
+};
+
+/* Empty polls in a row after which a poller yields the CPU. */
+#define SRD_EMPTY_POLLS_YIELD 16
+
+static inline struct srd_cq *to_cq(struct ibv_cq *c)
+{
+	return container_of(c, struct srd_cq, cq);
+}
+
+/* The library's view of one work queue ring. */
+struct srd_wq {
+	pthread_spinlock_t lock;
+	uint8_t *ring;
+	struct srd_wq_ctl *ctl;
+	uint32_t entries; /* power of two, 0 when absent */
+	uint32_t slot_size;
+	uint32_t max_wr;
+	uint32_t max_sge;
+	uint32_t max_inline;
+	uint32_t head;	       /* private producer index */
+	_Atomic uint32_t tail; /* completed: slots below are free */
+};
+
+static inline void *srd_wq_slot(struct srd_wq *wq, uint32_t idx)
+{
+	return wq->ring + (size_t)(idx & (wq->entries - 1)) * wq->slot_size;
+}
+
+struct srd_qp {
+	union {
+		struct ibv_qp qp;
+		struct ibv_qp_ex qp_ex;
+	};
+	struct srd_evobj ev;
+	struct srd_hnode qpn_node; /* key: qp_num */
+	struct srd_wq sq;
+	struct srd_wq rq;
+	bool sq_sig_all;
+	bool has_ex; /* created with send_ops_flags: ibv_qp_ex usable */
+	struct ibv_qp_cap cap;
+	void *map;
+	size_t map_len;
+	/* ibv_wr_* state between wr_start and wr_complete. */
+	uint32_t wr_head_start;
+	int wr_err;
+	struct srd_send_wqe *wr_cur;
+};
+
+static inline struct srd_qp *to_qp(struct ibv_qp *q)
+{
+	return container_of(q, struct srd_qp, qp);
+}
+
+struct srd_srq {
+	struct ibv_srq srq;
+	struct srd_evobj ev;
+	struct srd_wq wq;
+	uint32_t limit;
+	void *map;
+	size_t map_len;
+};
+
+static inline struct srd_srq *to_srq(struct ibv_srq *s)
+{
+	return container_of(s, struct srd_srq, srq);
+}
+
+struct srd_mr {
+	struct ibv_mr mr;
+	int access;
+	struct srd_mem_ref mem;
+};
+
+static inline struct srd_mr *to_mr(struct ibv_mr *m)
+{
+	return container_of(m, struct srd_mr, mr);
+}
+
+/* --- device.c ----------------------------------------------------------- */
+void srd_device_put(struct srd_device *dev);
+
+/* --- context.c ---------------------------------------------------------- */
+/* A synchronous command on the context's connection. */
+int srd_ctx_cmd(struct srd_context *ctx, struct srd_cmd_args *a);
+uint64_t srd_ctx_new_id(struct srd_context *ctx);
+void srd_ctx_set_ops(struct srd_context *ctx);
+
+/* --- events (async.c, cq.c) --------------------------------------------- */
+void srd_evobj_add(struct srd_context *ctx, struct srd_evobj *ev,
+		   enum srd_obj_type type);
+void srd_evobj_del(struct srd_context *ctx, struct srd_evobj *ev);
+
+/* --- trace.c ------------------------------------------------------------ */
+/* SRD_TRACE_F_* from the environment; *open_flags gets the SRD_TRACE_*
+ * bits to ask the daemon for (stderr then goes with OPEN_DEVICE). */
+unsigned int srd_trace_setup(uint32_t *open_flags);
+
+/* --- pd.c --------------------------------------------------------------- */
+int srd_destroy_handle(struct ibv_context *context, uint32_t op,
+		       uint32_t handle);
+
+/* --- query.c ------------------------------------------------------------ */
+int srd_query_device_ex(struct ibv_context *context,
+			const struct ibv_query_device_ex_input *input,
+			struct ibv_device_attr_ex *attr, size_t attr_size);
+int srd_query_port(struct ibv_context *context, uint8_t port_num,
+		   struct ibv_port_attr *attr, size_t attr_len);
+int srd_query_gid_raw(struct srd_context *ctx, uint32_t port, uint32_t index,
+		      struct srd_query_gid_rep *rep);
+
+/* --- fast path (post.c, poll.c, srq.c) ----------------------------------- */
+int srd_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
+		  struct ibv_send_wr **bad_wr);
+int srd_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
+		  struct ibv_recv_wr **bad_wr);
+int srd_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
+		      struct ibv_recv_wr **bad_wr);
+int srd_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc);
+int srd_req_notify_cq(struct ibv_cq *cq, int solicited_only);
+void srd_ring_doorbell(struct srd_context *ctx);
+void srd_poll_yield(void);
+/* Account a completed WQE of a QP's SQ or RQ, found by number. */
+void srd_cqe_retire(struct srd_context *ctx, const struct srd_cqe *cqe);
+
+/* --- cq_ex.c, qp_ex.c ---------------------------------------------------- */
+struct ibv_cq_ex *srd_create_cq_ex(struct ibv_context *context,
+				   struct ibv_cq_init_attr_ex *attr);
+struct ibv_qp *srd_create_qp_ex(struct ibv_context *context,
+				struct ibv_qp_init_attr_ex *attr);
+struct ibv_srq *srd_create_srq_ex(struct ibv_context *context,
+				  struct ibv_srq_init_attr_ex *attr);
+
+/* Internal creation shared by the classic and extended verbs. */
+struct srd_cq *srd_cq_create(struct ibv_context *context, int cqe,
+			     void *cq_context, struct ibv_comp_channel *channel,
+			     int comp_vector);
+struct srd_qp *srd_qp_create(struct ibv_context *context, struct ibv_pd *pd,
+			     struct ibv_qp_init_attr *attr);
+struct srd_srq *srd_srq_create(struct ibv_pd *pd,
+			       struct ibv_srq_init_attr *attr);
+
+/* Opcodes a QP type may post (post.c). */
+bool srd_opcode_valid(enum ibv_qp_type type, enum ibv_wr_opcode op);
+
+/* --- exported non-standard names (rdma-core's driver.h) ------------------ */
+enum srd_gid_type_sysfs {
+	SRD_GID_TYPE_SYSFS_IB_ROCE_V1,
+	SRD_GID_TYPE_SYSFS_ROCE_V2,
+};
+int ibv_query_gid_type(struct ibv_context *context, uint8_t port_num,
+		       unsigned int index, enum srd_gid_type_sysfs *type);
+int ibv_read_sysfs_file(const char *dir, const char *file, char *buf,
+			size_t size);
+int ibv_get_sysfs_path(char *buf, size_t size);
+int ibv_dontfork_range(void *base, size_t size);
+int ibv_dofork_range(void *base, size_t size);
+int ibv_resolve_eth_l2_from_gid(struct ibv_context *context,
+				struct ibv_ah_attr *attr, uint8_t eth_mac[6],
+				uint16_t *vid);
+
+/* Map a negative errno to rdma-core's convention for int verbs. */
+static inline int srd_ret_errno(int ret)
+{
+	if (ret < 0) {
+		errno = -ret;
+		return -ret;
+	}
+	return 0;
+}
+
+#endif

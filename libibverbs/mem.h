@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Registered memory, made reachable by the device: the pages of an MR are
+ * moved onto memfds mapped MAP_SHARED at the same addresses (content and
+ * protection kept) so the daemon can map them too.  Moved ranges
+ * ("segments") are shared and refcounted by the MRs that use them, moved
+ * back to private memory when the last one goes, and made private in a
+ * forked child.  Memory that cannot be moved is reached by the daemon with
+ * process_vm_readv/writev.
+ */
+#ifndef SOFTRDMA_LIBIBVERBS_MEM_H
+#define SOFTRDMA_LIBIBVERBS_MEM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "common/proto.h"
+
+struct srd_seg;
+
+/* The segments one MR holds. */
+struct srd_mem_ref {
+	struct srd_seg **seg;
+	uint32_t nseg;
+};
+
+/* What REG_MR needs to describe a span; the fds belong to the segments
+ * and stay valid while the reference is held. */
+struct srd_mem_desc {
+	uint64_t span_start;
+	uint64_t span_len;
+	uint32_t num_pieces;
+	struct srd_mr_piece piece[SRD_MR_MAX_PIECES];
+	int fds[SRD_MR_MAX_PIECES];
+	int nfds;
+};
+
+/*
+ * Make [addr, addr + len) reachable by the daemon with pid daemon_pid.
+ * need_write: the MR grants a write access (the pages must be writable).
+ * Returns 0, -EFAULT (unmapped or inaccessible memory), -ENOMEM.
+ */
+int srd_mem_acquire(const void *addr, size_t len, bool need_write,
+		    pid_t daemon_pid, struct srd_mem_desc *d,
+		    struct srd_mem_ref *ref);
+/* Drop the references; the last user of a segment moves it back. */
+void srd_mem_release(struct srd_mem_ref *ref);
+
+/* Live segments (for tests and debugging). */
+unsigned int srd_mem_segment_count(void);
+
+#endif

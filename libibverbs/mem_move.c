@@ -1,0 +1,226 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Moving pages between private memory and memfds under the application's
+ * feet.  The content is copied and the new mapping then replaces the old
+ * one in a single mmap/mremap, so the range never reads as unmapped.
+ *
+ * A range may hold the live stack of the calling thread (a registered
+ * buffer on the stack): whatever this thread writes there between the
+ * copy and the swap (return addresses, spilled registers) would be lost.
+ * Such moves run on a short-lived thread while the caller sleeps.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "libibverbs/maps.h"
+#include "libibverbs/mem_move.h"
+
+/* How far from our stack pointer a range must be to be safe to swap. */
+#define SRD_STACK_MARGIN (256u * 1024)
+
+struct move_job {
+	uintptr_t start;
+	size_t len;
+	int prot;
+	int fd;
+	uint64_t off;
+	uint64_t ino;
+	int (*fn)(struct move_job *j);
+	int ret;
+};
+
+static void *job_thread(void *arg)
+{
+	struct move_job *j = arg;
+
+	j->ret = j->fn(j);
+	return NULL;
+}
+
+bool srd_near_stack(uintptr_t start, size_t len)
+{
+	char probe;
+	uintptr_t sp = (uintptr_t)&probe;
+	uintptr_t lo = sp > SRD_STACK_MARGIN ? sp - SRD_STACK_MARGIN : 0;
+	uintptr_t hi = sp + SRD_STACK_MARGIN;
+
+	return start < hi && start + len > lo;
+}
+
+static int run_job(struct move_job *j)
+{
+	pthread_attr_t attr;
+	pthread_t t;
+	int err;
+
+	if (!srd_near_stack(j->start, j->len))
+		return j->fn(j);
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 128 * 1024);
+	err = pthread_create(&t, &attr, job_thread, j);
+	pthread_attr_destroy(&attr);
+	if (err)
+		return -err;
+	pthread_join(t, NULL);
+	return j->ret;
+}
+
+/*
+ * Whole pages are copied, beyond the objects the application registered:
+ * the raw system call keeps sanitizers from taking that for an overflow.
+ */
+static int write_all(int fd, const void *buf, size_t len, uint64_t off)
+{
+	const char *p = buf;
+
+	while (len) {
+		ssize_t n = syscall(SYS_pwrite64, fd, p, len, (off_t)off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		p += n;
+		len -= (size_t)n;
+		off += (uint64_t)n;
+	}
+	return 0;
+}
+
+int srd_read_fd(int fd, void *buf, size_t len, uint64_t off)
+{
+	char *p = buf;
+
+	while (len) {
+		ssize_t n = pread(fd, p, len, (off_t)off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		p += n;
+		len -= (size_t)n;
+		off += (uint64_t)n;
+	}
+	return 0;
+}
+
+/* memfd_create, raising the soft descriptor limit once if we ran out:
+ * every segment keeps its memfd open. */
+static int new_memfd(void)
+{
+	int fd = memfd_create(SRD_MEMFD_NAME, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+
+	if (fd < 0 && errno == EMFILE) {
+		struct rlimit rl;
+
+		if (!getrlimit(RLIMIT_NOFILE, &rl) &&
+		    rl.rlim_cur < rl.rlim_max) {
+			rl.rlim_cur = rl.rlim_max;
+			setrlimit(RLIMIT_NOFILE, &rl);
+			fd = memfd_create(SRD_MEMFD_NAME,
+					  MFD_CLOEXEC | MFD_ALLOW_SEALING);
+		}
+	}
+	return fd < 0 ? -errno : fd;
+}
+
+static int do_to_memfd(struct move_job *j)
+{
+	void *p;
+	int ret;
+
+	ret = write_all(j->fd, (const void *)j->start, j->len, j->off);
+	if (ret)
+		return ret;
+	p = mmap((void *)j->start, j->len, j->prot, MAP_SHARED | MAP_FIXED,
+		 j->fd, (off_t)j->off);
+	if (p == MAP_FAILED)
+		return -errno;
+	return 0;
+}
+
+int srd_move_into_fd(uintptr_t start, size_t len, int prot, int fd,
+		     uint64_t off)
+{
+	struct move_job j = { .start = start,
+			      .len = len,
+			      .prot = prot,
+			      .fd = fd,
+			      .off = off,
+			      .fn = do_to_memfd };
+
+	return run_job(&j);
+}
+
+int srd_move_to_memfd(uintptr_t start, size_t len, int prot, uint64_t *ino)
+{
+	struct stat st;
+	int fd, ret;
+
+	fd = new_memfd();
+	if (fd < 0)
+		return fd;
+	if (ftruncate(fd, (off_t)len) < 0 || fstat(fd, &st) < 0) {
+		ret = -errno;
+		goto err_close;
+	}
+	ret = srd_move_into_fd(start, len, prot, fd, 0);
+	if (ret)
+		goto err_close;
+	/* The daemon maps the memfd too and refuses one that could shrink
+	 * under it. */
+	fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK);
+	*ino = st.st_ino;
+	return fd;
+
+err_close:
+	close(fd);
+	return ret;
+}
+
+static int do_to_private(struct move_job *j)
+{
+	void *tmp, *p;
+	int ret;
+
+	tmp = mmap(NULL, j->len, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (tmp == MAP_FAILED)
+		return -errno;
+	/* Read the memfd rather than the range: the application may have
+	 * made the range unreadable since. */
+	ret = srd_read_fd(j->fd, tmp, j->len, j->off);
+	if (!ret && j->prot != (PROT_READ | PROT_WRITE) &&
+	    mprotect(tmp, j->len, j->prot) < 0)
+		ret = -errno;
+	if (!ret) {
+		p = mremap(tmp, j->len, j->len, MREMAP_MAYMOVE | MREMAP_FIXED,
+			   (void *)j->start);
+		if (p != MAP_FAILED)
+			return 0;
+		ret = -errno;
+	}
+	munmap(tmp, j->len);
+	return ret;
+}
+
+int srd_move_to_private(uintptr_t start, size_t len, int prot, int fd,
+			uint64_t off)
+{
+	struct move_job j = { .start = start,
+			      .len = len,
+			      .prot = prot,
+			      .fd = fd,
+			      .off = off,
+			      .fn = do_to_private };
+
+	return run_job(&j);
+}

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: MIT */
+/* Protection domains. */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "libibverbs/ibverbs.h"
+
+LIB_EXPORT struct ibv_pd *ibv_alloc_pd(struct ibv_context *context)
+{
+	struct srd_handle_rep rep;
+	struct srd_cmd_args a = {
+		.op = SRD_CMD_ALLOC_PD,
+		.rep = &rep,
+		.rep_len = sizeof(rep),
+	};
+	struct ibv_pd *pd;
+	int ret;
+
+	pd = calloc(1, sizeof(*pd));
+	if (!pd) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	ret = srd_ctx_cmd(to_ctx(context), &a);
+	if (ret) {
+		free(pd);
+		errno = -ret;
+		return NULL;
+	}
+	pd->context = context;
+	pd->handle = rep.handle;
+	return pd;
+}
+
+/* Destroy-by-handle commands share this shape. */
+int srd_destroy_handle(struct ibv_context *context, uint32_t op,
+		       uint32_t handle)
+{
+	struct srd_handle_req req = { .handle = handle };
+	struct srd_cmd_args a = {
+		.op = op,
+		.req = &req,
+		.req_len = sizeof(req),
+		.rep_var = true,
+	};
+
+	return srd_ctx_cmd(to_ctx(context), &a);
+}
+
+LIB_EXPORT int ibv_dealloc_pd(struct ibv_pd *pd)
+{
+	int ret =
+		srd_destroy_handle(pd->context, SRD_CMD_DEALLOC_PD, pd->handle);
+
+	if (ret)
+		return srd_ret_errno(ret);
+	free(pd);
+	return 0;
+}

@@ -1,0 +1,192 @@
+/* SPDX-License-Identifier: MIT */
+/* Shared receive queues. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "libibverbs/ibverbs.h"
+
+struct srd_srq *srd_srq_create(struct ibv_pd *pd,
+			       struct ibv_srq_init_attr *attr)
+{
+	struct srd_context *ctx = to_ctx(pd->context);
+	struct srd_create_srq_req req = { 0 };
+	struct srd_create_srq_rep rep;
+	int fd = -1;
+	struct srd_cmd_args a = {
+		.op = SRD_CMD_CREATE_SRQ,
+		.req = &req,
+		.req_len = sizeof(req),
+		.rep = &rep,
+		.rep_len = sizeof(rep),
+		.rfds = &fd,
+		.max_rfds = 1,
+	};
+	struct srd_srq *srq;
+	void *map;
+	int ret;
+
+	srq = calloc(1, sizeof(*srq));
+	if (!srq) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	req.pd_handle = pd->handle;
+	req.max_wr = attr->attr.max_wr;
+	req.max_sge = attr->attr.max_sge;
+	req.srq_limit = attr->attr.srq_limit;
+	req.user_handle = srq->ev.hnode.key = srd_ctx_new_id(ctx);
+	ret = srd_ctx_cmd(ctx, &a);
+	if (!ret && a.nrfds != 1)
+		ret = -EPROTO;
+	if (ret)
+		goto err_free;
+	if (!rep.entries || (rep.entries & (rep.entries - 1)) ||
+	    rep.entries < rep.max_wr ||
+	    rep.slot_size < srd_recv_slot_size(rep.max_sge) ||
+	    rep.ring_offset < sizeof(struct srd_srq_ctl) ||
+	    rep.ring_offset + (uint64_t)rep.entries * rep.slot_size >
+		    rep.map_len) {
+		ret = -EPROTO;
+		goto err_destroy;
+	}
+	map = mmap(NULL, rep.map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		   0);
+	if (map == MAP_FAILED) {
+		ret = -errno;
+		goto err_destroy;
+	}
+	close(fd);
+	madvise(map, rep.map_len, MADV_DONTFORK);
+	srq->map = map;
+	srq->map_len = rep.map_len;
+	pthread_spin_init(&srq->wq.lock, PTHREAD_PROCESS_PRIVATE);
+	srq->wq.ring = (uint8_t *)map + rep.ring_offset;
+	srq->wq.ctl = &((struct srd_srq_ctl *)map)->rq;
+	srq->wq.entries = rep.entries;
+	srq->wq.slot_size = rep.slot_size;
+	srq->wq.max_wr = rep.max_wr;
+	srq->wq.max_sge = rep.max_sge;
+	attr->attr.max_wr = rep.max_wr;
+	attr->attr.max_sge = rep.max_sge;
+
+	srq->srq.context = pd->context;
+	srq->srq.srq_context = attr->srq_context;
+	srq->srq.pd = pd;
+	srq->srq.handle = rep.handle;
+	pthread_mutex_init(&srq->srq.mutex, NULL);
+	pthread_cond_init(&srq->srq.cond, NULL);
+	srd_evobj_add(ctx, &srq->ev, SRD_OBJ_SRQ);
+	return srq;
+
+err_destroy:
+	close(fd);
+	srd_destroy_handle(pd->context, SRD_CMD_DESTROY_SRQ, rep.handle);
+err_free:
+	free(srq);
+	errno = -ret;
+	return NULL;
+}
+
+LIB_EXPORT struct ibv_srq *ibv_create_srq(struct ibv_pd *pd,
+					  struct ibv_srq_init_attr *attr)
+{
+	struct srd_srq *srq;
+
+	if (!pd || !attr) {
+		errno = EINVAL;
+		return NULL;
+	}
+	srq = srd_srq_create(pd, attr);
+	return srq ? &srq->srq : NULL;
+}
+
+struct ibv_srq *srd_create_srq_ex(struct ibv_context *context,
+				  struct ibv_srq_init_attr_ex *attr)
+{
+	struct ibv_srq_init_attr basic;
+	struct srd_srq *srq;
+
+	if (attr->comp_mask &
+	    ~(IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD)) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if (!(attr->comp_mask & IBV_SRQ_INIT_ATTR_PD) || !attr->pd ||
+	    attr->pd->context != context) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if ((attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) &&
+	    attr->srq_type != IBV_SRQT_BASIC) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	basic.srq_context = attr->srq_context;
+	basic.attr = attr->attr;
+	srq = srd_srq_create(attr->pd, &basic);
+	if (!srq)
+		return NULL;
+	attr->attr = basic.attr;
+	return &srq->srq;
+}
+
+LIB_EXPORT int ibv_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr,
+			      int attr_mask)
+{
+	struct srd_modify_srq_req req = { .handle = srq->handle,
+					  .attr_mask = (uint32_t)attr_mask,
+					  .attr = *attr };
+	struct srd_cmd_args a = {
+		.op = SRD_CMD_MODIFY_SRQ,
+		.req = &req,
+		.req_len = sizeof(req),
+		.rep_var = true,
+	};
+
+	return srd_ret_errno(srd_ctx_cmd(to_ctx(srq->context), &a));
+}
+
+LIB_EXPORT int ibv_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr)
+{
+	struct srd_handle_req req = { .handle = srq->handle };
+	struct srd_query_srq_rep rep;
+	struct srd_cmd_args a = {
+		.op = SRD_CMD_QUERY_SRQ,
+		.req = &req,
+		.req_len = sizeof(req),
+		.rep = &rep,
+		.rep_len = sizeof(rep),
+	};
+	int ret = srd_ctx_cmd(to_ctx(srq->context), &a);
+
+	if (ret)
+		return srd_ret_errno(ret);
+	*attr = rep.attr;
+	return 0;
+}
+
+LIB_EXPORT int ibv_destroy_srq(struct ibv_srq *ibsrq)
+{
+	struct srd_srq *srq = to_srq(ibsrq);
+	struct srd_context *ctx = to_ctx(ibsrq->context);
+	int ret;
+
+	ret = srd_destroy_handle(ibsrq->context, SRD_CMD_DESTROY_SRQ,
+				 ibsrq->handle);
+	if (ret)
+		return srd_ret_errno(ret);
+	srd_evobj_del(ctx, &srq->ev);
+	pthread_mutex_lock(&ibsrq->mutex);
+	while (ibsrq->events_completed != srq->ev.async_reported)
+		pthread_cond_wait(&ibsrq->cond, &ibsrq->mutex);
+	pthread_mutex_unlock(&ibsrq->mutex);
+	munmap(srq->map, srq->map_len);
+	pthread_spin_destroy(&srq->wq.lock);
+	pthread_cond_destroy(&ibsrq->cond);
+	pthread_mutex_destroy(&ibsrq->mutex);
+	free(srq);
+	return 0;
+}

@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Two-process tests: fork with a socketpair, exchange fixed-size messages,
+ * and reap the child with a deadline.
+ */
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "t_util.h"
+
+void t_fork(struct t_child *c, int (*fn)(int fd, void *arg), void *arg)
+{
+	int sv[2];
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
+		T_FAIL("socketpair: %s", strerror(errno));
+	fflush(stdout);
+	fflush(stderr);
+	c->pid = fork();
+	if (c->pid < 0)
+		T_FAIL("fork: %s", strerror(errno));
+	if (c->pid == 0) {
+		int ret;
+
+		close(sv[0]);
+		/* A pending alarm does not survive fork. */
+		alarm(T_WATCHDOG_S);
+		ret = fn(sv[1], arg);
+		fflush(stdout);
+		exit(ret);
+	}
+	close(sv[1]);
+	c->fd = sv[0];
+}
+
+int t_child_wait(struct t_child *c, int timeout_ms)
+{
+	uint64_t end = t_now_ms() + (uint64_t)timeout_ms;
+	int status;
+	pid_t r;
+
+	for (;;) {
+		r = waitpid(c->pid, &status, WNOHANG);
+		if (r == c->pid)
+			break;
+		if (r < 0 && errno != EINTR)
+			T_FAIL("waitpid(%d): %s", (int)c->pid, strerror(errno));
+		if (t_now_ms() >= end) {
+			kill(c->pid, SIGKILL);
+			waitpid(c->pid, &status, 0);
+			T_FAIL("child %d did not exit within %d ms",
+			       (int)c->pid, timeout_ms);
+		}
+		t_sleep_ms(2);
+	}
+	if (c->fd >= 0)
+		close(c->fd);
+	c->fd = -1;
+	if (WIFSIGNALED(status))
+		T_FAIL("child %d killed by signal %d (%s)", (int)c->pid,
+		       WTERMSIG(status), strsignal(WTERMSIG(status)));
+	return WEXITSTATUS(status);
+}
+
+void t_sock_send(int fd, const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+
+	while (len) {
+		ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			T_FAIL("send to peer: %s",
+			       n < 0 ? strerror(errno) : "closed");
+		p += n;
+		len -= (size_t)n;
+	}
+}
+
+void t_sock_recv(int fd, void *buf, size_t len)
+{
+	uint8_t *p = buf;
+
+	while (len) {
+		ssize_t n;
+
+		if (!t_fd_readable(fd, 2 * T_WAIT_MS))
+			T_FAIL("peer sent nothing within %d ms", 2 * T_WAIT_MS);
+		n = recv(fd, p, len, 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			T_FAIL("recv from peer: %s", strerror(errno));
+		if (n == 0)
+			T_FAIL("peer closed the socket (it failed or exited)");
+		p += n;
+		len -= (size_t)n;
+	}
+}
+
+void t_sock_sync(int fd)
+{
+	uint8_t b = 0x5a;
+
+	t_sock_send(fd, &b, 1);
+	t_sock_recv(fd, &b, 1);
+	if (b != 0x5a)
+		T_FAIL("sync byte %#x from peer, expected 0x5a", b);
+}

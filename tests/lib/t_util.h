@@ -1,0 +1,374 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Shared code of the functional tests: open the device, build CQs and QPs,
+ * connect two QPs to each other in one process or across a fork, wait for
+ * completions and events with a deadline (a test never hangs), and
+ * assertions that print file:line with what was expected and what came.
+ *
+ * Every test calls t_init() first.  Unless SOFTRDMA_SOCKET is already set,
+ * t_init() gives the test a private socket name, so the library starts a
+ * fresh daemon (from SOFTRDMAD) for this test alone; it is stopped when the
+ * test exits.  Children made with t_fork() share their parent's daemon.
+ */
+#ifndef SOFTRDMA_TESTS_T_UTIL_H
+#define SOFTRDMA_TESTS_T_UTIL_H
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/types.h>
+
+#include <infiniband/verbs.h>
+
+#define T_EXIT_PASS 0
+#define T_EXIT_FAIL 1
+#define T_EXIT_SKIP 77
+
+#define T_WAIT_MS 5000	/* longest wait for one completion or event */
+#define T_QUIET_MS 200	/* how long "nothing happens" is watched for */
+#define T_WATCHDOG_S 55 /* the whole test, below the ctest timeout */
+
+#define T_PORT 1
+#define T_GID_INDEX 0
+#define T_QKEY 0x11111111u
+#define T_ACCESS_ALL                                        \
+	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
+	 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)
+
+/* ------------------------------------------------------------------ */
+/* Test life cycle and reporting                                       */
+
+void t_init(const char *name);
+__attribute__((noreturn)) void t_pass(void);
+__attribute__((noreturn, format(printf, 3, 4))) void
+t_fail_at(const char *file, int line, const char *fmt, ...);
+__attribute__((noreturn, format(printf, 1, 2))) void t_skip(const char *fmt,
+							    ...);
+__attribute__((format(printf, 1, 2))) void t_log(const char *fmt, ...);
+
+/* "EINVAL" for EINVAL, "0" for 0. */
+const char *t_errname(int err);
+const char *t_wc_opcode_name(int opcode);
+
+/* The daemon serving this test (0 if none is found), and its socket. */
+pid_t t_daemon_pid(void);
+const char *t_socket_name(void);
+/* Milliseconds on the monotonic clock. */
+uint64_t t_now_ms(void);
+void t_sleep_ms(unsigned int ms);
+
+#define T_FAIL(...) t_fail_at(__FILE__, __LINE__, __VA_ARGS__)
+
+#define T_ASSERT(cond)                                         \
+	do {                                                   \
+		if (!(cond))                                   \
+			T_FAIL("assertion failed: %s", #cond); \
+	} while (0)
+
+/* Integer comparisons, done as signed 64-bit (so a returned -1 reads as
+ * -1): order u64 values above INT64_MAX only with T_EQ and T_NE. */
+#define T_CMP_(a, op, b)                                                   \
+	do {                                                               \
+		long long t_a_ = (long long)(a), t_b_ = (long long)(b);    \
+		if (!(t_a_ op t_b_))                                       \
+			T_FAIL("%s %s %s: %s is %lld (%#llx), %s is %lld " \
+			       "(%#llx)",                                  \
+			       #a, #op, #b, #a, t_a_,                      \
+			       (unsigned long long)t_a_, #b, t_b_,         \
+			       (unsigned long long)t_b_);                  \
+	} while (0)
+#define T_EQ(a, b) T_CMP_(a, ==, b)
+#define T_NE(a, b) T_CMP_(a, !=, b)
+#define T_GE(a, b) T_CMP_(a, >=, b)
+#define T_GT(a, b) T_CMP_(a, >, b)
+#define T_LE(a, b) T_CMP_(a, <=, b)
+#define T_LT(a, b) T_CMP_(a, <, b)
+
+#define T_PTR_EQ(a, b)                                                        \
+	do {                                                                  \
+		const void *t_a_ = (a), *t_b_ = (b);                          \
+		if (t_a_ != t_b_)                                             \
+			T_FAIL("%s == %s: got %p, expected %p", #a, #b, t_a_, \
+			       t_b_);                                         \
+	} while (0)
+
+#define T_STR_EQ(a, b)                                                \
+	do {                                                          \
+		const char *t_a_ = (a), *t_b_ = (b);                  \
+		if (!t_a_ || strcmp(t_a_, t_b_))                      \
+			T_FAIL("%s: got \"%s\", expected \"%s\"", #a, \
+			       t_a_ ? t_a_ : "(null)", t_b_);         \
+	} while (0)
+
+/* An int verb that returns 0 or a positive errno value. */
+#define T_RET(expr, err)                                                 \
+	do {                                                             \
+		int t_r_ = (expr), t_x_ = (err);                         \
+		if (t_r_ != t_x_)                                        \
+			T_FAIL("%s: returned %d (%s), expected %d (%s)", \
+			       #expr, t_r_, t_errname(t_r_), t_x_,       \
+			       t_errname(t_x_));                         \
+	} while (0)
+#define T_OK(expr) T_RET(expr, 0)
+
+/* A verb that returns -1 (or any negative value) and sets errno. */
+#define T_NEG_ERRNO(expr, err)                                          \
+	do {                                                            \
+		errno = 0;                                              \
+		long long t_r_ = (long long)(expr);                     \
+		int t_e_ = errno, t_x_ = (err);                         \
+		if (t_r_ >= 0)                                          \
+			T_FAIL("%s: returned %lld, expected a failure " \
+			       "with errno %s",                         \
+			       #expr, t_r_, t_errname(t_x_));           \
+		if (t_e_ != t_x_)                                       \
+			T_FAIL("%s: errno %s, expected %s", #expr,      \
+			       t_errname(t_e_), t_errname(t_x_));       \
+	} while (0)
+
+/* A pointer verb that must succeed: evaluates to the pointer. */
+#define T_NONNULL(expr)                                                   \
+	({                                                                \
+		errno = 0;                                                \
+		__typeof__(expr) t_p_ = (expr);                           \
+		if (!t_p_)                                                \
+			T_FAIL("%s: returned NULL, errno %s (%s)", #expr, \
+			       t_errname(errno), strerror(errno));        \
+		t_p_;                                                     \
+	})
+
+/* A pointer verb that must fail with NULL and errno == err. */
+#define T_NULL_ERRNO(expr, err)                                              \
+	do {                                                                 \
+		errno = 0;                                                   \
+		const void *t_p_ = (expr);                                   \
+		int t_e_ = errno, t_x_ = (err);                              \
+		if (t_p_)                                                    \
+			T_FAIL("%s: succeeded (%p), expected NULL with "     \
+			       "errno %s",                                   \
+			       #expr, t_p_, t_errname(t_x_));                \
+		if (t_e_ != t_x_)                                            \
+			T_FAIL("%s: NULL with errno %s, expected %s", #expr, \
+			       t_errname(t_e_), t_errname(t_x_));            \
+	} while (0)
+
+/* ------------------------------------------------------------------ */
+/* Memory                                                              */
+
+/* Zeroed, page aligned, never freed by the caller with free(): t_free. */
+void *t_zalloc(size_t len);
+void t_free(void *p, size_t len);
+/* A deterministic pattern, different for every seed. */
+uint8_t t_pattern(uint32_t seed, size_t i);
+void t_fill(void *buf, size_t len, uint32_t seed);
+void t_check_fill_at(const char *file, int line, const void *buf, size_t len,
+		     uint32_t seed, const char *what);
+void t_memeq_at(const char *file, int line, const void *got,
+		const void *expected, size_t len, const char *what);
+#define T_CHECK_FILL(buf, len, seed) \
+	t_check_fill_at(__FILE__, __LINE__, buf, len, seed, #buf)
+#define T_MEMEQ(got, expected, len) \
+	t_memeq_at(__FILE__, __LINE__, got, expected, len, #got)
+
+/* ------------------------------------------------------------------ */
+/* Device, PD, MR, CQ                                                  */
+
+struct t_dev {
+	struct ibv_device **list;
+	int num_devices;
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_device_attr attr;
+	struct ibv_port_attr port;
+	union ibv_gid gid; /* T_GID_INDEX */
+};
+
+/* Opens the first device, queries it and allocates a PD. */
+void t_dev_open(struct t_dev *d);
+void t_dev_close(struct t_dev *d);
+
+/* A registered buffer. */
+struct t_buf {
+	uint8_t *p;
+	size_t len;
+	struct ibv_mr *mr;
+};
+void t_buf_alloc(struct t_dev *d, struct t_buf *b, size_t len, int access);
+void t_buf_free(struct t_buf *b);
+
+struct ibv_cq *t_cq_create(struct t_dev *d, int cqe,
+			   struct ibv_comp_channel *ch);
+
+/* ------------------------------------------------------------------ */
+/* QPs and connections                                                 */
+
+/* Defaults: 64 WRs each way, 4 SGEs each way, 64 bytes inline. */
+void t_qp_init_attr(struct ibv_qp_init_attr *ia, enum ibv_qp_type type,
+		    struct ibv_cq *scq, struct ibv_cq *rcq);
+struct ibv_qp *t_qp_create(struct t_dev *d, struct ibv_qp_init_attr *ia);
+
+/* What one side tells the other to connect, plus an MR it may use. */
+struct t_ep {
+	uint32_t qpn;
+	uint32_t psn;
+	union ibv_gid gid;
+	uint64_t addr;
+	uint32_t rkey;
+	uint32_t len;
+};
+void t_ep_local(struct t_dev *d, struct ibv_qp *qp, uint32_t psn,
+		struct t_ep *ep);
+
+struct t_conn_opts {
+	enum ibv_mtu mtu; /* 0: the port's active MTU */
+	uint8_t timeout;
+	uint8_t retry_cnt;
+	uint8_t rnr_retry;
+	uint8_t min_rnr_timer;
+	uint8_t max_rd_atomic; /* max_rd_atomic and max_dest_rd_atomic */
+	unsigned int access;   /* qp_access_flags */
+	uint32_t qkey;	       /* UD */
+};
+/* timeout 14, retry_cnt 7, rnr_retry 7, min_rnr_timer 1, rd_atomic 16,
+ * remote read/write/atomic access, T_QKEY. */
+void t_conn_opts_init(struct t_conn_opts *o);
+
+/* A RoCE address vector towards dgid from our GID T_GID_INDEX. */
+void t_ah_attr_init(struct ibv_ah_attr *ah, const union ibv_gid *dgid);
+
+/* Each step with rdma-core's required masks for the QP's type. */
+void t_qp_to_init(struct ibv_qp *qp, const struct t_conn_opts *o);
+void t_qp_to_rtr(struct ibv_qp *qp, const struct t_ep *remote,
+		 const struct t_conn_opts *o);
+void t_qp_to_rts(struct ibv_qp *qp, uint32_t psn, const struct t_conn_opts *o);
+/* RESET -> INIT -> RTR -> RTS. */
+void t_qp_connect(struct ibv_qp *qp, uint32_t psn, const struct t_ep *remote,
+		  const struct t_conn_opts *o);
+void t_qp_set_state(struct ibv_qp *qp, enum ibv_qp_state state);
+enum ibv_qp_state t_qp_state(struct ibv_qp *qp);
+
+/*
+ * Two QPs of one type in one process, connected to each other: a and b,
+ * each with its own CQ for both directions.  UD: both in RTS, ah_a goes
+ * from a to b and ah_b from b to a, qkey is the Q_Key of both.
+ */
+struct t_pair {
+	struct t_dev *d;
+	enum ibv_qp_type type;
+	struct ibv_cq *cq_a, *cq_b;
+	struct ibv_qp *a, *b;
+	struct ibv_ah *ah_a, *ah_b;
+	uint32_t qkey;
+	struct ibv_qp_cap cap; /* what a was granted */
+};
+/* ia: NULL for defaults (its CQ fields are ignored); o: NULL for defaults. */
+void t_pair_create(struct t_dev *d, struct t_pair *p, enum ibv_qp_type type,
+		   const struct ibv_qp_init_attr *ia,
+		   const struct t_conn_opts *o);
+void t_pair_destroy(struct t_pair *p);
+
+/* ------------------------------------------------------------------ */
+/* Posting                                                              */
+
+/* ibv_post_send of one WR; returns its result.  mr NULL: num_sge 0 (unless
+ * inline).  A _WITH_IMM opcode carries imm_data htobe32((uint32_t)wr_id). */
+int t_post_send_ret(struct ibv_qp *qp, uint64_t wr_id, enum ibv_wr_opcode op,
+		    struct ibv_mr *mr, void *addr, uint32_t len,
+		    unsigned int flags, uint64_t raddr, uint32_t rkey);
+void t_post_send_at(const char *file, int line, struct ibv_qp *qp,
+		    uint64_t wr_id, enum ibv_wr_opcode op, struct ibv_mr *mr,
+		    void *addr, uint32_t len, unsigned int flags,
+		    uint64_t raddr, uint32_t rkey);
+#define t_post_send(...) t_post_send_at(__FILE__, __LINE__, __VA_ARGS__)
+
+void t_post_atomic_at(const char *file, int line, struct ibv_qp *qp,
+		      uint64_t wr_id, enum ibv_wr_opcode op, struct ibv_mr *mr,
+		      void *addr, uint64_t raddr, uint32_t rkey,
+		      uint64_t compare_add, uint64_t swap);
+#define t_post_atomic(...) t_post_atomic_at(__FILE__, __LINE__, __VA_ARGS__)
+
+void t_post_ud_at(const char *file, int line, struct ibv_qp *qp, uint64_t wr_id,
+		  struct ibv_ah *ah, uint32_t rqpn, uint32_t qkey,
+		  struct ibv_mr *mr, void *addr, uint32_t len,
+		  unsigned int flags);
+#define t_post_ud(...) t_post_ud_at(__FILE__, __LINE__, __VA_ARGS__)
+
+int t_post_recv_ret(struct ibv_qp *qp, uint64_t wr_id, struct ibv_mr *mr,
+		    void *addr, uint32_t len);
+void t_post_recv_at(const char *file, int line, struct ibv_qp *qp,
+		    uint64_t wr_id, struct ibv_mr *mr, void *addr,
+		    uint32_t len);
+#define t_post_recv(...) t_post_recv_at(__FILE__, __LINE__, __VA_ARGS__)
+
+void t_post_srq_recv_at(const char *file, int line, struct ibv_srq *srq,
+			uint64_t wr_id, struct ibv_mr *mr, void *addr,
+			uint32_t len);
+#define t_post_srq_recv(...) t_post_srq_recv_at(__FILE__, __LINE__, __VA_ARGS__)
+
+/* ------------------------------------------------------------------ */
+/* Completions and events                                              */
+
+/* 1: a completion is in *wc; 0: none within timeout_ms. */
+int t_poll(struct ibv_cq *cq, struct ibv_wc *wc, int timeout_ms);
+
+#define T_ANY_OPCODE (-1)
+/* Waits T_WAIT_MS for one completion and checks wr_id, status and, for a
+ * successful one, opcode (T_ANY_OPCODE: not checked). */
+void t_expect_wc_at(const char *file, int line, struct ibv_cq *cq,
+		    struct ibv_wc *wc, uint64_t wr_id,
+		    enum ibv_wc_status status, int opcode);
+#define T_EXPECT_WC(cq, wc, wr_id, status, opcode) \
+	t_expect_wc_at(__FILE__, __LINE__, cq, wc, wr_id, status, opcode)
+void t_expect_no_wc_at(const char *file, int line, struct ibv_cq *cq,
+		       int quiet_ms);
+#define T_EXPECT_NO_WC(cq, ms) t_expect_no_wc_at(__FILE__, __LINE__, cq, ms)
+#define T_WC_STATUS(wc, st)                                                 \
+	do {                                                                \
+		if ((wc)->status != (st))                                   \
+			T_FAIL("wr_id %#llx: status \"%s\" (%d), expected " \
+			       "\"%s\" (%d)",                               \
+			       (unsigned long long)(wc)->wr_id,             \
+			       ibv_wc_status_str((wc)->status),             \
+			       (int)(wc)->status, ibv_wc_status_str(st),    \
+			       (int)(st));                                  \
+	} while (0)
+
+/* 1: an event is in *ev (the caller acks it); 0: none within timeout_ms. */
+int t_async_wait(struct ibv_context *ctx, struct ibv_async_event *ev,
+		 int timeout_ms);
+/* Waits for one event, checks its type and object (a QP, CQ or SRQ as
+ * the type implies; NULL: not checked), acks it. */
+void t_expect_async_at(const char *file, int line, struct ibv_context *ctx,
+		       enum ibv_event_type type, const void *obj);
+#define T_EXPECT_ASYNC(ctx, type, obj) \
+	t_expect_async_at(__FILE__, __LINE__, ctx, type, obj)
+void t_expect_no_async_at(const char *file, int line, struct ibv_context *ctx,
+			  int quiet_ms);
+#define T_EXPECT_NO_ASYNC(ctx, ms) \
+	t_expect_no_async_at(__FILE__, __LINE__, ctx, ms)
+/* Is fd readable within timeout_ms? */
+bool t_fd_readable(int fd, int timeout_ms);
+
+/* ------------------------------------------------------------------ */
+/* Two processes                                                       */
+
+struct t_child {
+	pid_t pid;
+	int fd; /* the parent's end of a socketpair */
+};
+/* Forks; the child runs fn(fd, arg) with its own end of a socketpair and
+ * exits with what fn returns. */
+void t_fork(struct t_child *c, int (*fn)(int fd, void *arg), void *arg);
+/* Waits for the child; fails the test if it does not exit within
+ * timeout_ms or dies of a signal.  Returns its exit status. */
+int t_child_wait(struct t_child *c, int timeout_ms);
+/* Full-length messages over the socketpair; fail on EOF or after
+ * 2 * T_WAIT_MS. */
+void t_sock_send(int fd, const void *buf, size_t len);
+void t_sock_recv(int fd, void *buf, size_t len);
+/* Both sides call it: returns when the other side has called it too. */
+void t_sock_sync(int fd);
+
+#endif

@@ -1,0 +1,8 @@
+/* SPDX-License-Identifier: MIT */
+/* ibv_uc_pingpong: SEND ping-pong over a UC QP (see conn_pingpong.c). */
+#include "pingpong_common.h"
+
+int main(int argc, char *argv[])
+{
+	return pp_conn_main(argc, argv, IBV_QPT_UC);
+}
