@@ -4,6 +4,7 @@
  * and no system call.  Also arming the CQ and ringing the doorbell.
  */
 #include <sched.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include "libibverbs/ibverbs.h"
@@ -88,12 +89,32 @@ int srd_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 	return n;
 }
 
+/*
+ * The device is a process on the same CPUs.  When the machine has fewer
+ * CPUs than an application's pollers plus the engine need, an application
+ * spinning on an empty CQ must leave the engine room to run, or every
+ * completion waits for the scheduler's time slice.  With 4 or more CPUs
+ * an empty poll makes no system call.  SOFTRDMA_POLL_YIELD=0/1 overrides.
+ */
+static int poll_yield_enabled(void)
+{
+	static int enabled = -1;
+	const char *env;
+
+	if (__atomic_load_n(&enabled, __ATOMIC_RELAXED) >= 0)
+		return enabled;
+	env = getenv("SOFTRDMA_POLL_YIELD");
+	if (env && (env[0] == '0' || env[0] == '1'))
+		enabled = env[0] == '1';
+	else
+		enabled = sysconf(_SC_NPROCESSORS_ONLN) < 4;
+	return enabled;
+}
+
 void srd_poll_yield(void)
 {
-	/* The device is a process on the same CPUs: an application spinning
-	 * on an empty CQ must leave it room to run, or every completion
-	 * waits for the scheduler's time slice. */
-	sched_yield();
+	if (poll_yield_enabled())
+		sched_yield();
 }
 
 int srd_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)

@@ -207,6 +207,20 @@ static inline enum ibv_qp_state tp_state(const struct srd_qp_transport *tp)
 	return tp->qp->attr.qp_state;
 }
 
+/* The next PSN to send and the next expected, kept in the QP's attributes
+ * as well: query_qp reports them live, as rxe does. */
+static inline void tp_set_psn(struct srd_qp_transport *tp, uint32_t psn)
+{
+	tp->psn = psn & ROCE_PSN_MASK;
+	tp->qp->attr.sq_psn = tp->psn;
+}
+
+static inline void tp_set_epsn(struct srd_qp_transport *tp, uint32_t psn)
+{
+	tp->epsn = psn & ROCE_PSN_MASK;
+	tp->qp->attr.rq_psn = tp->epsn;
+}
+
 static inline uint32_t tp_npkts(uint64_t len, uint32_t mtu)
 {
 	return len ? (uint32_t)((len + mtu - 1) / mtu) : 1;

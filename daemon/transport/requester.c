@@ -203,15 +203,15 @@ static void req_send_one(struct srd_qp_transport *tp, struct srd_swqe *s,
 	switch (s->kind) {
 	case SWQE_K_READ:
 		build_read(tp, s, &pkt);
-		tp->psn = (s->first_psn + s->npkts) & ROCE_PSN_MASK;
+		tp_set_psn(tp, s->first_psn + s->npkts);
 		break;
 	case SWQE_K_ATOMIC:
 		build_atomic(tp, s, &pkt);
-		tp->psn = (s->first_psn + 1) & ROCE_PSN_MASK;
+		tp_set_psn(tp, s->first_psn + 1);
 		break;
 	default:
 		last = build_send_write(tp, s, &pkt);
-		tp->psn = (pkt.psn + 1) & ROCE_PSN_MASK;
+		tp_set_psn(tp, pkt.psn + 1);
 		break;
 	}
 	if (qp->type == IBV_QPT_UD)
@@ -317,7 +317,7 @@ void requester_rewind(struct srd_qp_transport *tp, uint32_t psn)
 	}
 	s->state = SWQE_ACTIVE;
 	tp->sq_next = idx;
-	tp->psn = psn & ROCE_PSN_MASK;
+	tp_set_psn(tp, psn);
 	tp->noack_pkts = 0;
 	tp->cnt.retransmits++;
 }

@@ -137,10 +137,10 @@ static enum resp_state check_psn(struct resp_ctx *c)
 			abort_msg(tp);
 			if (is_start(c->m)) {
 				tp->drop_msg = false;
-				tp->epsn = psn;
+				tp_set_epsn(tp, psn);
 				return RS_CHECK_OP_SEQ;
 			}
-			tp->epsn = (psn + 1) & ROCE_PSN_MASK;
+			tp_set_epsn(tp, psn + 1);
 			return RS_DROP_MSG;
 		}
 		return RS_CHECK_OP_SEQ;
@@ -467,7 +467,7 @@ static enum resp_state exec_read(struct resp_ctx *c)
 	res->cur_va = pkt->reth.va;
 	res->resid = pkt->reth.len;
 	res->cur_first = true;
-	tp->epsn = (pkt->psn + npkts) & ROCE_PSN_MASK;
+	tp_set_epsn(tp, pkt->psn + npkts);
 	tp->msn++;
 	tp->rd_active = res;
 	responder_run(tp, SRD_READ_BUDGET);
@@ -527,7 +527,7 @@ static enum resp_state exec_atomic(struct resp_ctx *c)
 	res->first_psn = pkt->psn;
 	res->last_psn = pkt->psn;
 	res->orig = orig;
-	tp->epsn = (pkt->psn + 1) & ROCE_PSN_MASK;
+	tp_set_epsn(tp, pkt->psn + 1);
 	tp->msn++;
 	send_atomic_ack(tp, orig, pkt->psn);
 	return RS_DONE;
@@ -550,7 +550,7 @@ static enum resp_state execute(struct resp_ctx *c)
 		  (m & OPF_SEND) ? SRD_SEQ_SEND :
 				   SRD_SEQ_WRITE;
 	if (!c->ud)
-		tp->epsn = (c->pkt->psn + 1) & ROCE_PSN_MASK;
+		tp_set_epsn(tp, c->pkt->psn + 1);
 	if (!(m & OPF_LAST))
 		return RS_ACKNOWLEDGE;
 	tp->msn++;

@@ -34,6 +34,15 @@ done
 timeout 60 "$client_bin" -p "$port" "$@" 127.0.0.1 >"$T_TMP/client.out" \
 	2>"$T_TMP/client.err"
 crc=$?
+# A client that failed may leave the server waiting for its peer forever:
+# give it a moment to finish on its own, then stop it.
+if [ $crc -ne 0 ]; then
+	for i in $(seq 40); do
+		kill -0 "$spid" 2>/dev/null || break
+		sleep 0.05
+	done
+	kill "$spid" 2>/dev/null
+fi
 wait "$spid"
 src=$?
 
