@@ -7,7 +7,6 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <inttypes.h>
 #include <netinet/in.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -33,27 +32,33 @@ struct cm_field {
 
 #define CM_MSIZE(st, m) sizeof(((st *)0)->m)
 #define U(st, m, o, b, w)                                                      \
-	{ .moff = offsetof(st, m), .msize = CM_MSIZE(st, m), .off = (o),       \
-	  .bit = (b), .width = (w), .kind = CM_F_UINT }
-#define PIECE(st, m, sh, o, b, w)                                              \
-	{ .moff = offsetof(st, m), .msize = CM_MSIZE(st, m), .mshift = (sh),   \
-	  .off = (o), .bit = (b), .width = (w), .kind = CM_F_UINT,             \
-	  .piece = 1 }
+	{                                                                      \
+		.moff = offsetof(st, m), .msize = CM_MSIZE(st, m), .off = (o), \
+		.bit = (b), .width = (w), .kind = CM_F_UINT                    \
+	}
+#define PIECE(st, m, sh, o, b, w)                                     \
+	{                                                             \
+		.moff = offsetof(st, m), .msize = CM_MSIZE(st, m),    \
+		.mshift = (sh), .off = (o), .bit = (b), .width = (w), \
+		.kind = CM_F_UINT, .piece = 1                         \
+	}
 #define B(st, m, o, n)                                                         \
-	{ .moff = offsetof(st, m), .msize = 1, .off = (o), .width = (n),       \
-	  .kind = CM_F_BYTES }
+	{                                                                      \
+		.moff = offsetof(st, m), .msize = 1, .off = (o), .width = (n), \
+		.kind = CM_F_BYTES                                             \
+	}
 
 /* The path layout of a REQ, starting at its local port LID (o). */
-#define REQ_PATH(st, p, o)                                                     \
-	U(st, p.local_lid, (o), 0, 16), U(st, p.remote_lid, (o) + 2, 0, 16),   \
-		B(st, p.local_gid, (o) + 4, 16),                               \
-		B(st, p.remote_gid, (o) + 20, 16),                             \
-		U(st, p.flow_label, (o) + 36, 0, 20),                          \
-		U(st, p.packet_rate, (o) + 39, 2, 6),                          \
-		U(st, p.traffic_class, (o) + 40, 0, 8),                        \
-		U(st, p.hop_limit, (o) + 41, 0, 8),                            \
-		U(st, p.sl, (o) + 42, 0, 4),                                   \
-		U(st, p.subnet_local, (o) + 42, 4, 1),                         \
+#define REQ_PATH(st, p, o)                                                   \
+	U(st, p.local_lid, (o), 0, 16), U(st, p.remote_lid, (o) + 2, 0, 16), \
+		B(st, p.local_gid, (o) + 4, 16),                             \
+		B(st, p.remote_gid, (o) + 20, 16),                           \
+		U(st, p.flow_label, (o) + 36, 0, 20),                        \
+		U(st, p.packet_rate, (o) + 39, 2, 6),                        \
+		U(st, p.traffic_class, (o) + 40, 0, 8),                      \
+		U(st, p.hop_limit, (o) + 41, 0, 8),                          \
+		U(st, p.sl, (o) + 42, 0, 4),                                 \
+		U(st, p.subnet_local, (o) + 42, 4, 1),                       \
 		U(st, p.local_ack_timeout, (o) + 43, 0, 5)
 
 /* Table 106 */
@@ -240,9 +245,12 @@ struct cm_layout {
 	bool (*ok)(const struct cm_msg *m);
 };
 
-#define LAYOUT(id, nm, st, f, chk)                                             \
-	{ .attr_id = (id), .name = (nm), .msg_size = sizeof(st),               \
-	  .fields = (f), .nfields = sizeof(f) / sizeof((f)[0]), .ok = (chk) }
+#define LAYOUT(id, nm, st, f, chk)                                     \
+	{                                                              \
+		.attr_id = (id), .name = (nm), .msg_size = sizeof(st), \
+		.fields = (f), .nfields = sizeof(f) / sizeof((f)[0]),  \
+		.ok = (chk)                                            \
+	}
 
 static const struct cm_layout cm_layouts[] = {
 	LAYOUT(CM_ATTR_REQ, "REQ", struct cm_req, req_fields, NULL),
@@ -392,13 +400,15 @@ int cm_mad_decode(const void *buf, size_t len, struct cm_msg *m)
 	data = (const uint8_t *)buf + MAD_HDR_SIZE;
 	for (unsigned int i = 0; i < l->nfields; i++) {
 		const struct cm_field *f = &l->fields[i];
+		uint64_t v;
 
-		if (f->kind == CM_F_BYTES)
+		if (f->kind == CM_F_BYTES) {
 			memcpy(body + f->moff, data + f->off, f->width);
-		else
-			member_put(body, f,
-				   member_get(body, f) |
-					   wire_get(data, f) << f->mshift);
+			continue;
+		}
+		/* Pieces of one member are merged into it. */
+		v = member_get(body, f) | wire_get(data, f) << f->mshift;
+		member_put(body, f, v);
 	}
 	if (l->ok && !l->ok(m)) {
 		memset(body, 0, sizeof(*m) - (size_t)(body - (uint8_t *)m));
@@ -409,12 +419,13 @@ int cm_mad_decode(const void *buf, size_t len, struct cm_msg *m)
 
 int cm_mad_encode(const struct cm_msg *m, void *buf, size_t len)
 {
-	const uint8_t *body = msg_body_const(m);
 	uint8_t data[MAD_DATA_SIZE] = { 0 };
 	const struct cm_layout *l;
+	const uint8_t *body;
 
 	if (!m || !buf || len < MAD_SIZE)
 		return -EINVAL;
+	body = msg_body_const(m);
 	l = cm_layout_find(m->hdr.attr_id);
 	if (!l || (l->ok && !l->ok(m)))
 		return -EINVAL;
@@ -550,96 +561,102 @@ static const char *msg_code_str(uint8_t code, bool mra)
 	}
 }
 
-int cm_msg_format(char *buf, size_t size, const struct cm_msg *m)
+/* The part of a line after the attribute name and TID. */
+static int msg_body_format(char *buf, size_t size, const struct cm_msg *m)
 {
-	const char *name = cm_mad_str(m->hdr.attr_id);
-	uint64_t tid = m->hdr.tid;
-
 	switch (m->hdr.attr_id) {
 	case CM_ATTR_REQ:
 		return snprintf(buf, size,
-				"%s tid 0x%" PRIx64 " lcid 0x%08x sid 0x%016" PRIx64
-				" qpn 0x%06x psn 0x%06x tst %u mtu %u rr %u id %u",
-				name, tid, m->req.local_comm_id,
-				m->req.service_id, m->req.local_qpn,
-				m->req.starting_psn, m->req.transport_type,
-				m->req.path_mtu, m->req.responder_resources,
+				" lcid 0x%08x sid 0x%016llx qpn 0x%06x"
+				" psn 0x%06x tst %u mtu %u rr %u id %u",
+				m->req.local_comm_id,
+				(unsigned long long)m->req.service_id,
+				m->req.local_qpn, m->req.starting_psn,
+				m->req.transport_type, m->req.path_mtu,
+				m->req.responder_resources,
 				m->req.initiator_depth);
 	case CM_ATTR_MRA:
 		return snprintf(buf, size,
-				"%s tid 0x%" PRIx64 " lcid 0x%08x rcid 0x%08x"
-				" mraed %s timeout %u",
-				name, tid, m->mra.local_comm_id,
-				m->mra.remote_comm_id,
+				" lcid 0x%08x rcid 0x%08x mraed %s timeout %u",
+				m->mra.local_comm_id, m->mra.remote_comm_id,
 				msg_code_str(m->mra.message_mraed, true),
 				m->mra.service_timeout);
 	case CM_ATTR_REJ:
 		return snprintf(buf, size,
-				"%s tid 0x%" PRIx64 " lcid 0x%08x rcid 0x%08x"
-				" rejected %s reason %u (%s) ari %u",
-				name, tid, m->rej.local_comm_id,
-				m->rej.remote_comm_id,
+				" lcid 0x%08x rcid 0x%08x rejected %s"
+				" reason %u (%s) ari %u",
+				m->rej.local_comm_id, m->rej.remote_comm_id,
 				msg_code_str(m->rej.message_rejected, false),
 				m->rej.reason, cm_rej_reason_str(m->rej.reason),
 				m->rej.ari_length);
 	case CM_ATTR_REP:
 		return snprintf(buf, size,
-				"%s tid 0x%" PRIx64 " lcid 0x%08x rcid 0x%08x"
-				" qpn 0x%06x psn 0x%06x rr %u id %u",
-				name, tid, m->rep.local_comm_id,
-				m->rep.remote_comm_id, m->rep.local_qpn,
-				m->rep.starting_psn, m->rep.responder_resources,
+				" lcid 0x%08x rcid 0x%08x qpn 0x%06x"
+				" psn 0x%06x rr %u id %u",
+				m->rep.local_comm_id, m->rep.remote_comm_id,
+				m->rep.local_qpn, m->rep.starting_psn,
+				m->rep.responder_resources,
 				m->rep.initiator_depth);
 	case CM_ATTR_RTU:
+		return snprintf(buf, size, " lcid 0x%08x rcid 0x%08x",
+				m->rtu.local_comm_id, m->rtu.remote_comm_id);
 	case CM_ATTR_DREP:
-		/* Same leading layout: local, remote comm ID. */
-		return snprintf(buf, size,
-				"%s tid 0x%" PRIx64 " lcid 0x%08x rcid 0x%08x",
-				name, tid, m->rtu.local_comm_id,
-				m->rtu.remote_comm_id);
+		return snprintf(buf, size, " lcid 0x%08x rcid 0x%08x",
+				m->drep.local_comm_id, m->drep.remote_comm_id);
 	case CM_ATTR_DREQ:
 		return snprintf(buf, size,
-				"%s tid 0x%" PRIx64 " lcid 0x%08x rcid 0x%08x"
-				" qpn 0x%06x",
-				name, tid, m->dreq.local_comm_id,
-				m->dreq.remote_comm_id,
+				" lcid 0x%08x rcid 0x%08x qpn 0x%06x",
+				m->dreq.local_comm_id, m->dreq.remote_comm_id,
 				m->dreq.remote_qpn_eecn);
 	case CM_ATTR_LAP:
 		return snprintf(buf, size,
-				"%s tid 0x%" PRIx64 " lcid 0x%08x rcid 0x%08x"
-				" qpn 0x%06x",
-				name, tid, m->lap.local_comm_id,
-				m->lap.remote_comm_id, m->lap.remote_qpn_eecn);
+				" lcid 0x%08x rcid 0x%08x qpn 0x%06x",
+				m->lap.local_comm_id, m->lap.remote_comm_id,
+				m->lap.remote_qpn_eecn);
 	case CM_ATTR_APR:
 		return snprintf(buf, size,
-				"%s tid 0x%" PRIx64 " lcid 0x%08x rcid 0x%08x"
-				" status %u (%s)",
-				name, tid, m->apr.local_comm_id,
-				m->apr.remote_comm_id, m->apr.status,
+				" lcid 0x%08x rcid 0x%08x status %u (%s)",
+				m->apr.local_comm_id, m->apr.remote_comm_id,
+				m->apr.status,
 				cm_apr_status_str(m->apr.status));
 	case CM_ATTR_SIDR_REQ:
 		return snprintf(buf, size,
-				"%s tid 0x%" PRIx64 " rid 0x%08x sid 0x%016" PRIx64
-				" pkey 0x%04x",
-				name, tid, m->sidr_req.request_id,
-				m->sidr_req.service_id, m->sidr_req.pkey);
+				" rid 0x%08x sid 0x%016llx pkey 0x%04x",
+				m->sidr_req.request_id,
+				(unsigned long long)m->sidr_req.service_id,
+				m->sidr_req.pkey);
 	case CM_ATTR_SIDR_REP:
 		return snprintf(buf, size,
-				"%s tid 0x%" PRIx64 " rid 0x%08x status %u (%s)"
-				" qpn 0x%06x qkey 0x%08x sid 0x%016" PRIx64,
-				name, tid, m->sidr_rep.request_id,
-				m->sidr_rep.status,
+				" rid 0x%08x status %u (%s) qpn 0x%06x"
+				" qkey 0x%08x sid 0x%016llx",
+				m->sidr_rep.request_id, m->sidr_rep.status,
 				cm_sidr_status_str(m->sidr_rep.status),
 				m->sidr_rep.qpn, m->sidr_rep.qkey,
-				m->sidr_rep.service_id);
+				(unsigned long long)m->sidr_rep.service_id);
 	default:
-		return snprintf(buf, size, "%s attr 0x%04x tid 0x%" PRIx64,
-				name, m->hdr.attr_id, tid);
+		return snprintf(buf, size, " attr 0x%04x", m->hdr.attr_id);
 	}
 }
 
-int cm_set_private_data(uint8_t *area, size_t cap, const void *src,
-			size_t len)
+int cm_msg_format(char *buf, size_t size, const struct cm_msg *m)
+{
+	int head, body;
+	size_t used;
+
+	head = snprintf(buf, size, "%s tid 0x%llx", cm_mad_str(m->hdr.attr_id),
+			(unsigned long long)m->hdr.tid);
+	if (head < 0)
+		return head;
+	/* Carry on where the text stops, even if the head was cut. */
+	used = (size_t)head < size ? (size_t)head : (size ? size - 1 : 0);
+	body = msg_body_format(size ? buf + used : NULL, size ? size - used : 0,
+			       m);
+	if (body < 0)
+		return body;
+	return head + body;
+}
+
+int cm_set_private_data(uint8_t *area, size_t cap, const void *src, size_t len)
 {
 	if (len > cap || (len && !src))
 		return -EINVAL;

@@ -153,8 +153,8 @@ struct cm_path {
 	uint16_t remote_lid;
 	uint8_t local_gid[16];
 	uint8_t remote_gid[16];
-	uint32_t flow_label;	   /* 20 */
-	uint8_t packet_rate;	   /* 6 */
+	uint32_t flow_label; /* 20 */
+	uint8_t packet_rate; /* 6 */
 	uint8_t traffic_class;
 	uint8_t hop_limit;
 	uint8_t sl;		   /* 4 */
@@ -180,12 +180,12 @@ struct cm_req {
 	uint8_t local_cm_response_timeout;  /* 5 */
 	uint8_t retry_count;		    /* 3 */
 	uint16_t pkey;
-	uint8_t path_mtu;	     /* 4 */
-	uint8_t rdc_exists;	     /* 1 */
-	uint8_t rnr_retry_count;     /* 3 */
-	uint8_t max_cm_retries;	     /* 4 */
-	uint8_t srq;		     /* 1 */
-	uint8_t ext_transport_type;  /* 3, enum cm_ext_transport */
+	uint8_t path_mtu;	    /* 4 */
+	uint8_t rdc_exists;	    /* 1 */
+	uint8_t rnr_retry_count;    /* 3 */
+	uint8_t max_cm_retries;	    /* 4 */
+	uint8_t srq;		    /* 1 */
+	uint8_t ext_transport_type; /* 3, enum cm_ext_transport */
 	struct cm_path primary;
 	struct cm_path alternate;
 	uint8_t sap_supported; /* 1 */
@@ -214,10 +214,10 @@ struct cm_rep {
 	uint32_t local_comm_id;
 	uint32_t remote_comm_id;
 	uint32_t local_qkey;
-	uint32_t local_qpn;  /* 24 */
-	uint32_t local_eecn; /* 24 */
-	uint32_t starting_psn;	/* 24 */
-	uint32_t vendor_id;	/* 24, ECE, spread over three bytes */
+	uint32_t local_qpn;    /* 24 */
+	uint32_t local_eecn;   /* 24 */
+	uint32_t starting_psn; /* 24 */
+	uint32_t vendor_id;    /* 24, ECE, spread over three bytes */
 	uint8_t responder_resources;
 	uint8_t initiator_depth;
 	uint8_t target_ack_delay;  /* 5 */
@@ -336,8 +336,7 @@ int cm_msg_format(char *buf, size_t size, const struct cm_msg *m);
  * Copies len bytes into a private data area of cap bytes and zeroes the
  * rest; -EINVAL (nothing copied) if len > cap.
  */
-int cm_set_private_data(uint8_t *area, size_t cap, const void *src,
-			size_t len);
+int cm_set_private_data(uint8_t *area, size_t cap, const void *src, size_t len);
 
 /*
  * Self-checks of the field tables, for tests: no two fields share a bit,
@@ -384,7 +383,7 @@ int cm_ip_service_id_parse(uint64_t sid, uint16_t *ps, uint16_t *port);
 #define CMA_HDR_SIZE 36
 #define CMA_HDR_VERSION 0x00
 #define CMA_REQ_USER_DATA_SIZE (CM_REQ_PRIVATE_DATA_SIZE - CMA_HDR_SIZE)
-#define CMA_SIDR_REQ_USER_DATA_SIZE                                            \
+#define CMA_SIDR_REQ_USER_DATA_SIZE \
 	(CM_SIDR_REQ_PRIVATE_DATA_SIZE - CMA_HDR_SIZE)
 
 struct cma_hdr {

@@ -132,8 +132,7 @@ static inline void mad_put_be64(uint8_t *p, uint64_t v)
 
 /* --- The common header ------------------------------------------------- */
 /* Reads the header of a buffer of len bytes; 0, or -EBADMSG if too short. */
-static inline int mad_hdr_decode(const void *buf, size_t len,
-				 struct mad_hdr *h)
+static inline int mad_hdr_decode(const void *buf, size_t len, struct mad_hdr *h)
 {
 	const uint8_t *p = buf;
 

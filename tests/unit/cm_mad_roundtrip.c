@@ -27,16 +27,16 @@ static int failures;
 		failures++;                            \
 	} while (0)
 
-#define EXPECT(cond, ...)                 \
-	do {                              \
-		if (!(cond))              \
+#define EXPECT(cond, ...)                  \
+	do {                               \
+		if (!(cond))               \
 			FAIL(__VA_ARGS__); \
 	} while (0)
 
 static const uint16_t all_attrs[] = {
-	CM_ATTR_REQ,  CM_ATTR_MRA,	CM_ATTR_REJ,	  CM_ATTR_REP,
-	CM_ATTR_RTU,  CM_ATTR_DREQ,	CM_ATTR_DREP,	  CM_ATTR_SIDR_REQ,
-	CM_ATTR_SIDR_REP, CM_ATTR_LAP, CM_ATTR_APR,
+	CM_ATTR_REQ,	  CM_ATTR_MRA,	CM_ATTR_REJ,  CM_ATTR_REP,
+	CM_ATTR_RTU,	  CM_ATTR_DREQ, CM_ATTR_DREP, CM_ATTR_SIDR_REQ,
+	CM_ATTR_SIDR_REP, CM_ATTR_LAP,	CM_ATTR_APR,
 };
 #define NATTRS (sizeof(all_attrs) / sizeof(all_attrs[0]))
 
@@ -293,10 +293,10 @@ static void expect_bytes(const char *what, const uint8_t *mad, size_t off,
 		}
 }
 
-#define EXPECT_BYTES(what, mad, off, ...)                                 \
-	do {                                                              \
-		const uint8_t w_[] = { __VA_ARGS__ };                     \
-		expect_bytes(what, mad, off, w_, sizeof(w_));             \
+#define EXPECT_BYTES(what, mad, off, ...)                     \
+	do {                                                  \
+		const uint8_t w_[] = { __VA_ARGS__ };         \
+		expect_bytes(what, mad, off, w_, sizeof(w_)); \
 	} while (0)
 
 static void encode_or_fail(const struct cm_msg *m, uint8_t *mad)
@@ -420,8 +420,8 @@ static void test_offsets(void)
 	m.sidr_req.service_id = 0x0000000001111f90ull;
 	m.sidr_req.private_data[0] = 0xaa;
 	encode_or_fail(&m, mad);
-	EXPECT_BYTES("SIDR_REQ", mad, 24, 1, 2, 3, 4, 0xff, 0xff, 0, 0, 0, 0,
-		     0, 0, 1, 0x11, 0x1f, 0x90, 0xaa);
+	EXPECT_BYTES("SIDR_REQ", mad, 24, 1, 2, 3, 4, 0xff, 0xff, 0, 0, 0, 0, 0,
+		     0, 1, 0x11, 0x1f, 0x90, 0xaa);
 
 	cm_msg_init(&m, CM_ATTR_SIDR_REP, 1);
 	m.sidr_rep.request_id = 0x01020304;
@@ -487,11 +487,11 @@ static void test_encode_limits(void)
 	uint8_t mad[MAD_SIZE];
 	struct cm_msg m;
 
-#define TOO_WIDE(attr, field, v)                    \
-	do {                                        \
-		cm_msg_init(&m, attr, 1);           \
-		m.field = (v);                      \
-		expect_encode_einval(&m, #field);   \
+#define TOO_WIDE(attr, field, v)                  \
+	do {                                      \
+		cm_msg_init(&m, attr, 1);         \
+		m.field = (v);                    \
+		expect_encode_einval(&m, #field); \
 	} while (0)
 	TOO_WIDE(CM_ATTR_REQ, req.local_qpn, 0x1000000);
 	TOO_WIDE(CM_ATTR_REQ, req.vendor_id, 0x1000000);
@@ -524,10 +524,10 @@ static void test_encode_limits(void)
 	cm_msg_init(&m, 0x001b, 1);
 	expect_encode_einval(&m, "attribute 0x001b");
 	cm_msg_init(&m, CM_ATTR_RTU, 1);
-	EXPECT(cm_mad_encode(&m, mad, MAD_SIZE - 1) == -EINVAL,
-	       "encode into 255 bytes\n");
-	EXPECT(cm_mad_encode(&m, NULL, MAD_SIZE) == -EINVAL,
-	       "encode into NULL\n");
+	EXPECT(cm_mad_encode(&m, mad, MAD_SIZE - 1) == -EINVAL, "encode into "
+								"255 bytes\n");
+	EXPECT(cm_mad_encode(&m, NULL, MAD_SIZE) == -EINVAL, "encode into "
+							     "NULL\n");
 }
 
 /* --- Malformed input ------------------------------------------------------ */
@@ -669,7 +669,8 @@ static void fuzz_one(const uint8_t *in, size_t len, struct fuzz_totals *t)
 	if (memcmp(out, in, MAD_HDR_SIZE))
 		FAIL("random input %lu: header changed\n", t->runs);
 	for (unsigned int i = 0; i < MAD_DATA_SIZE; i++)
-		if (out[MAD_HDR_SIZE + i] != (in[MAD_HDR_SIZE + i] & ~mask[i])) {
+		if (out[MAD_HDR_SIZE + i] !=
+		    (in[MAD_HDR_SIZE + i] & ~mask[i])) {
 			FAIL("random input %lu: data byte %u changed\n",
 			     t->runs, MAD_HDR_SIZE + i);
 			break;
@@ -717,17 +718,21 @@ static void test_random(void)
 	}
 	printf("random: %lu inputs, %lu accepted, %lu refused\n", t.runs,
 	       t.accepted, t.runs - t.accepted);
-	EXPECT(t.accepted > 10000 && t.runs - t.accepted > 10000,
-	       "random inputs do not exercise both outcomes\n");
+	EXPECT(t.accepted > 10000 && t.runs - t.accepted > 10000, "random "
+								  "inputs do "
+								  "not "
+								  "exercise "
+								  "both "
+								  "outcomes\n");
 }
 
 /* --- Names, private data, tables ---------------------------------------- */
 static void test_names(void)
 {
-	static const char *const names[] = { "REQ",	 "MRA", "REJ", "REP",
-					     "RTU",	 "DREQ", "DREP",
-					     "SIDR_REQ", "SIDR_REP", "LAP",
-					     "APR" };
+	static const char *const names[] = { "REQ",  "MRA",	 "REJ",
+					     "REP",  "RTU",	 "DREQ",
+					     "DREP", "SIDR_REQ", "SIDR_REP",
+					     "LAP",  "APR" };
 	char line[256];
 	struct cm_msg m;
 
@@ -742,6 +747,27 @@ static void test_names(void)
 	}
 	EXPECT(!strcmp(cm_mad_str(0x0042), "unknown"), "attr 0x42 named\n");
 
+	/* Cut lines: snprintf's contract, whatever the size. */
+	fill(&m, CM_ATTR_REQ);
+	{
+		int full = cm_msg_format(line, sizeof(line), &m);
+		char small[sizeof(line)];
+
+		EXPECT(full > 20 && (size_t)full < sizeof(line) &&
+			       cm_msg_format(NULL, 0, &m) == full,
+		       "cm_msg_format length %d\n", full);
+		for (size_t sz = 1; sz < (size_t)full + 2; sz++) {
+			memset(small, 'x', sizeof(small));
+			EXPECT(cm_msg_format(small, sz, &m) == full &&
+				       strlen(small) ==
+					       (sz <= (size_t)full
+							? sz - 1
+							: (size_t)full) &&
+				       !strncmp(small, line, strlen(small)),
+			       "cm_msg_format into %zu bytes: %s\n", sz, small);
+		}
+	}
+
 	for (unsigned int r = 0; r < 64; r++) {
 		bool named = (r >= 1 && r <= 33) || r == 35;
 		const char *s = cm_rej_reason_str((uint16_t)r);
@@ -752,24 +778,26 @@ static void test_names(void)
 			EXPECT(strcmp(s, cm_rej_reason_str((uint16_t)q)),
 			       "REJ reasons %u and %u share a name\n", q, r);
 	}
-	EXPECT(!strcmp(cm_rej_reason_str(CM_REJ_CONSUMER_DEFINED),
-		       "consumer defined"),
+	EXPECT(!strcmp(cm_rej_reason_str(CM_REJ_CONSUMER_DEFINED), "consumer "
+								   "defined"),
 	       "reason 28\n");
-	EXPECT(!strcmp(cm_rej_reason_str(CM_REJ_INVALID_SERVICE_ID),
-		       "invalid service ID"),
+	EXPECT(!strcmp(cm_rej_reason_str(CM_REJ_INVALID_SERVICE_ID), "invalid "
+								     "service "
+								     "ID"),
 	       "reason 8\n");
 	for (unsigned int s = 0; s <= CM_SIDR_UNSUPPORTED_VERSION; s++)
 		EXPECT(strcmp(cm_sidr_status_str((uint8_t)s), "unknown status"),
 		       "SIDR status %u unnamed\n", s);
-	EXPECT(!strcmp(cm_sidr_status_str(6), "unknown status"),
-	       "SIDR status 6 named\n");
+	EXPECT(!strcmp(cm_sidr_status_str(6), "unknown status"), "SIDR status "
+								 "6 named\n");
 	EXPECT(strcmp(cm_apr_status_str(CM_APR_INVALID_SL), "unknown status"),
 	       "APR status 13 unnamed\n");
 }
 
 static void test_private_data(void)
 {
-	uint8_t area[CM_REQ_PRIVATE_DATA_SIZE], src[CM_REQ_PRIVATE_DATA_SIZE + 1];
+	uint8_t area[CM_REQ_PRIVATE_DATA_SIZE],
+		src[CM_REQ_PRIVATE_DATA_SIZE + 1];
 
 	memset(area, 0xee, sizeof(area));
 	memset(src, 0x5a, sizeof(src));
@@ -806,8 +834,9 @@ static void test_cma(void)
 	       "TCP service ID\n");
 	EXPECT(cm_ip_service_id(CM_PS_UDP, 4791) == 0x00000000011112b7ull,
 	       "UDP service ID\n");
-	EXPECT(cm_ip_service_id(CM_PS_IB, 1) == 0x00000000013f0001ull,
-	       "IB service ID\n");
+	EXPECT(cm_ip_service_id(CM_PS_IB, 1) == 0x00000000013f0001ull, "IB "
+								       "service"
+								       " ID\n");
 	EXPECT(!cm_ip_service_id_parse(0x00000000011112b7ull, &ps, &port) &&
 		       ps == CM_PS_UDP && port == 4791,
 	       "parse UDP service ID\n");
@@ -853,12 +882,14 @@ static void test_cma(void)
 	}
 	memcpy(bad, wire, sizeof(bad));
 	bad[0] = 1;
-	EXPECT(cma_hdr_decode(bad, sizeof(bad), &h2) == -EBADMSG,
-	       "cma_hdr version 1\n");
+	EXPECT(cma_hdr_decode(bad, sizeof(bad), &h2) == -EBADMSG, "cma_hdr "
+								  "version "
+								  "1\n");
 	memcpy(bad, wire, sizeof(bad));
 	bad[1] = 0x50;
-	EXPECT(cma_hdr_decode(bad, sizeof(bad), &h2) == -EBADMSG,
-	       "cma_hdr IP version 5\n");
+	EXPECT(cma_hdr_decode(bad, sizeof(bad), &h2) == -EBADMSG, "cma_hdr IP "
+								  "version "
+								  "5\n");
 	memcpy(bad, wire, sizeof(bad));
 	bad[1] = 0x6f; /* reserved low nibble */
 	EXPECT(!cma_hdr_decode(bad, sizeof(bad), &h2) && h2.ip_version == 6,
@@ -871,11 +902,14 @@ static void test_cma(void)
 				     (struct sockaddr *)&s4) == -EAFNOSUPPORT,
 	       "AF_UNIX\n");
 	h.ip_version = 5;
-	EXPECT(cma_hdr_encode(&h, wire, sizeof(wire)) == -EINVAL,
-	       "encode IP version 5\n");
+	EXPECT(cma_hdr_encode(&h, wire, sizeof(wire)) == -EINVAL, "encode IP "
+								  "version "
+								  "5\n");
 	h.ip_version = 4;
-	EXPECT(cma_hdr_encode(&h, wire, sizeof(wire) - 1) == -EINVAL,
-	       "encode into 35 bytes\n");
+	EXPECT(cma_hdr_encode(&h, wire, sizeof(wire) - 1) == -EINVAL, "encode "
+								      "into 35 "
+								      "bytes"
+								      "\n");
 }
 
 static unsigned int popcount(const uint8_t *mask)
@@ -893,11 +927,12 @@ static void test_tables(void)
 	unsigned int bits;
 
 	EXPECT(!cm_mad_layout_check(), "field tables do not check\n");
-	EXPECT(cm_mad_reserved_mask(0x0001, mask) == -EINVAL,
-	       "reserved mask of ClassPortInfo\n");
+	EXPECT(cm_mad_reserved_mask(0x0001, mask) == -EINVAL, "reserved mask "
+							      "of "
+							      "ClassPortInfo"
+							      "\n");
 	/* An RTU reserves nothing; a REQ what Table 106 says. */
-	EXPECT(!cm_mad_reserved_mask(CM_ATTR_RTU, mask) &&
-		       popcount(mask) == 0,
+	EXPECT(!cm_mad_reserved_mask(CM_ATTR_RTU, mask) && popcount(mask) == 0,
 	       "RTU reserves bits\n");
 	EXPECT(!cm_mad_reserved_mask(CM_ATTR_REQ, mask), "REQ mask\n");
 	bits = popcount(mask);
@@ -909,8 +944,9 @@ static void test_tables(void)
 	EXPECT(bits == 8 + 32 + (6 + 3 + 3) + (6 + 3 + 2),
 	       "REQ reserves %u bits\n", bits);
 	EXPECT(mask[4] == 0xff && mask[5] == 0 && mask[24] == 0xff &&
-		       mask[90] == 0x0f && mask[91] == 0xc0 && mask[94] == 0x07 &&
-		       mask[95] == 0x07 && mask[139] == 0x03,
+		       mask[90] == 0x0f && mask[91] == 0xc0 &&
+		       mask[94] == 0x07 && mask[95] == 0x07 &&
+		       mask[139] == 0x03,
 	       "REQ reserved bits misplaced\n");
 }
 

@@ -28,13 +28,13 @@ static int failures;
 		failures++;                            \
 	} while (0)
 
-#define EXPECT_EQ(what, got, want)                                          \
-	do {                                                                \
-		uint64_t g_ = (uint64_t)(got), w_ = (uint64_t)(want);       \
-		if (g_ != w_)                                               \
+#define EXPECT_EQ(what, got, want)                                         \
+	do {                                                               \
+		uint64_t g_ = (uint64_t)(got), w_ = (uint64_t)(want);      \
+		if (g_ != w_)                                              \
 			FAIL("%s: %s = 0x%" PRIx64 ", expected 0x%" PRIx64 \
-			     "\n",                                          \
-			     what, #got, g_, w_);                           \
+			     "\n",                                         \
+			     what, #got, g_, w_);                          \
 	} while (0)
 
 /* What the capture holds: client 10.77.0.11, server 10.77.0.10. */
@@ -47,10 +47,12 @@ static int failures;
 #define CLIENT_PORT 0xd3bf
 #define QPN 0x000011u
 
-static const uint8_t client_gid[16] = { [10] = 0xff, [11] = 0xff, 10, 77, 0,
-					11 };
-static const uint8_t server_gid[16] = { [10] = 0xff, [11] = 0xff, 10, 77, 0,
-					10 };
+static const uint8_t client_gid[16] = {
+	[10] = 0xff, [11] = 0xff, 10, 77, 0, 11
+};
+static const uint8_t server_gid[16] = {
+	[10] = 0xff, [11] = 0xff, 10, 77, 0, 10
+};
 static const uint8_t zero[256];
 
 static uint16_t be16(const uint8_t *p)
@@ -263,8 +265,8 @@ static int roundtrip(unsigned int n, const uint8_t *mad, const struct cm_msg *m)
 		noisy[MAD_HDR_SIZE + i] |= mask[i];
 	ret = cm_mad_decode(noisy, sizeof(noisy), &m2);
 	if (ret || memcmp(&m2, m, sizeof(m2))) {
-		FAIL("CM MAD %u: reserved bits set change the decode (%d)\n",
-		     n, ret);
+		FAIL("CM MAD %u: reserved bits set change the decode (%d)\n", n,
+		     ret);
 		return -1;
 	}
 	return 0;
