@@ -34,8 +34,8 @@ static uint8_t send_wc_opcode(uint8_t wr_opcode)
 	}
 }
 
-void tp_send_cqe(struct srd_qp_transport *tp, struct srd_swqe *s,
-		 uint32_t idx, enum ibv_wc_status status)
+void tp_send_cqe(struct srd_qp_transport *tp, struct srd_swqe *s, uint32_t idx,
+		 enum ibv_wc_status status)
 {
 	struct srd_qp *qp = tp->qp;
 	struct srd_cqe c;

@@ -27,18 +27,23 @@ enum comp_state {
 };
 
 static const char *const comp_state_name[] = {
-	[CS_GET_WQE] = "GET_WQE",   [CS_CHECK_PSN] = "CHECK_PSN",
-	[CS_CHECK_ACK] = "CHECK_ACK", [CS_READ] = "READ",
-	[CS_ATOMIC] = "ATOMIC",	    [CS_COMPLETE] = "COMPLETE",
-	[CS_RNR] = "RNR",	    [CS_RETRY] = "RETRY",
-	[CS_ERROR] = "ERROR",	    [CS_DONE] = "DONE",
+	[CS_GET_WQE] = "GET_WQE",
+	[CS_CHECK_PSN] = "CHECK_PSN",
+	[CS_CHECK_ACK] = "CHECK_ACK",
+	[CS_READ] = "READ",
+	[CS_ATOMIC] = "ATOMIC",
+	[CS_COMPLETE] = "COMPLETE",
+	[CS_RNR] = "RNR",
+	[CS_RETRY] = "RETRY",
+	[CS_ERROR] = "ERROR",
+	[CS_DONE] = "DONE",
 };
 
 const char *completer_state_name(unsigned int s)
 {
-	return s < sizeof(comp_state_name) / sizeof(comp_state_name[0]) ?
-		       comp_state_name[s] :
-		       "?";
+	return s < sizeof(comp_state_name) / sizeof(comp_state_name[0])
+		       ? comp_state_name[s]
+		       : "?";
 }
 
 struct comp_ctx {
@@ -52,11 +57,12 @@ struct comp_ctx {
 };
 
 static const uint64_t rnr_table_ns[32] = {
-	655360000, 10000,    20000,    30000,	 40000,	   60000,    80000,
-	120000,	   160000,   240000,   320000,	 480000,   640000,   960000,
-	1280000,   1920000,  2560000,  3840000,	 5120000,  7680000,  10240000,
-	15360000,  20480000, 30720000, 40960000, 61440000, 81920000, 122880000,
-	163840000, 245760000, 327680000, 491520000,
+	655360000, 10000,     20000,	30000,	   40000,     60000,
+	80000,	   120000,    160000,	240000,	   320000,    480000,
+	640000,	   960000,    1280000,	1920000,   2560000,   3840000,
+	5120000,   7680000,   10240000, 15360000,  20480000,  30720000,
+	40960000,  61440000,  81920000, 122880000, 163840000, 245760000,
+	327680000, 491520000,
 };
 
 uint64_t tp_rnr_ns(uint8_t timer)
@@ -93,8 +99,7 @@ static bool is_rd_atomic(const struct srd_swqe *s)
 }
 
 /* Take the head WQE off the SQ with a status. */
-static void retire_head(struct srd_qp_transport *tp,
-			enum ibv_wc_status status)
+static void retire_head(struct srd_qp_transport *tp, enum ibv_wc_status status)
 {
 	struct srd_swqe *s = tp_swqe(tp, tp->sq_head);
 
@@ -225,7 +230,8 @@ static enum comp_state do_read(struct comp_ctx *c)
 	struct srd_dma dst;
 	int err;
 
-	if (pkt->paylen > tp->mtu || s->rd_done + pkt->paylen > s->length) {
+	if (pkt->paylen > (uint64_t)tp->mtu * pkt->npkts ||
+	    s->rd_done + pkt->paylen > s->length) {
 		c->status = IBV_WC_BAD_RESP_ERR;
 		return CS_ERROR;
 	}
@@ -240,8 +246,8 @@ static enum comp_state do_read(struct comp_ctx *c)
 		return CS_ERROR;
 	}
 	s->rd_done += pkt->paylen;
-	s->rd_pkts++;
-	advance_una(tp, pkt->psn);
+	s->rd_pkts += pkt->npkts;
+	advance_una(tp, pkt->psn + pkt->npkts - 1);
 	c->progress = true;
 	if (!(pkt->mask & OPF_LAST))
 		return CS_DONE;
@@ -299,9 +305,8 @@ static enum comp_state do_rnr(struct comp_ctx *c)
 		tp->rnr_left--;
 	requester_rewind(tp, c->pkt->psn);
 	tp->rnr_wait = true;
-	tp->rnr_deadline =
-		tp->eng->now + tp_rnr_ns(c->pkt->aeth.syndrome &
-					 ROCE_AETH_VALUE_MASK);
+	tp->rnr_deadline = tp->eng->now + tp_rnr_ns(c->pkt->aeth.syndrome &
+						    ROCE_AETH_VALUE_MASK);
 	tp->rexmit_deadline = 0;
 	return CS_DONE;
 }
@@ -337,10 +342,10 @@ void completer_rx(struct srd_qp_transport *tp, struct srd_pkt *pkt)
 
 	if (tp->qp->type != IBV_QPT_RC ||
 	    (qs != IBV_QPS_RTS && qs != IBV_QPS_SQD)) {
-		tp->cnt.rx_drops++;
+		tp->cnt.rx_drops += pkt->npkts;
 		return;
 	}
-	tp->cnt.rx_pkts++;
+	tp->cnt.rx_pkts += pkt->npkts;
 	while (st != CS_DONE) {
 		switch (st) {
 		case CS_GET_WQE:

@@ -18,8 +18,8 @@ void dma_init_sgl(struct srd_dma *m, const struct srd_sge *sge, uint32_t num,
 	m->access = access;
 }
 
-void dma_init_range(struct srd_dma *m, uint32_t key, uint64_t va,
-		    uint64_t len, const struct srd_pd *pd, int access)
+void dma_init_range(struct srd_dma *m, uint32_t key, uint64_t va, uint64_t len,
+		    const struct srd_pd *pd, int access)
 {
 	memset(m, 0, sizeof(*m));
 	m->kind = SRD_DMA_RANGE;
@@ -85,16 +85,17 @@ static bool cur_piece(struct srd_dma *m, struct piece *pc)
 	if (m->idx >= n)
 		return false;
 	pc->len = piece_len(m, m->idx) - m->off;
+	pc->key = 0;
+	pc->va = 0;
+	pc->p = NULL;
 	switch (m->kind) {
 	case SRD_DMA_SGL:
 		pc->key = m->sgl.sge[m->idx].lkey;
 		pc->va = m->sgl.sge[m->idx].addr + m->off;
-		pc->p = NULL;
 		break;
 	case SRD_DMA_RANGE:
 		pc->key = m->range.key;
 		pc->va = m->range.va + m->off;
-		pc->p = NULL;
 		break;
 	default:
 		pc->p = m->buf.p + m->off;
@@ -118,6 +119,23 @@ void dma_seek(struct srd_dma *m, uint64_t off)
 		m->idx++;
 	}
 	m->off = off;
+}
+
+void dma_advance(struct srd_dma *m, uint64_t n)
+{
+	uint32_t count = piece_count(m);
+
+	while (m->idx < count) {
+		uint64_t left = piece_len(m, m->idx) - m->off;
+
+		if (n < left) {
+			m->off += n;
+			return;
+		}
+		n -= left;
+		m->idx++;
+		m->off = 0;
+	}
 }
 
 /* Resolve the MR of a piece for n bytes, remembering the last lookup. */
@@ -191,8 +209,8 @@ int dma_copy(struct srd_daemon *d, struct srd_dma *dst, struct srd_dma *src,
 	return 0;
 }
 
-int dma_check_sgl(struct srd_daemon *d, const struct srd_sge *sge,
-		  uint32_t num, const struct srd_pd *pd, int access)
+int dma_check_sgl(struct srd_daemon *d, const struct srd_sge *sge, uint32_t num,
+		  const struct srd_pd *pd, int access)
 {
 	for (uint32_t i = 0; i < num; i++) {
 		struct srd_mr *mr;

@@ -22,8 +22,8 @@ enum srd_dma_kind {
 
 struct srd_dma {
 	uint8_t kind;
-	int access;		    /* IBV_ACCESS_* every MR must grant */
-	const struct srd_pd *pd;    /* MR must be in pd or pd_alt; NULL: any */
+	int access;		 /* IBV_ACCESS_* every MR must grant */
+	const struct srd_pd *pd; /* MR must be in pd or pd_alt; NULL: any */
 	const struct srd_pd *pd_alt;
 	union {
 		struct {
@@ -48,12 +48,14 @@ struct srd_dma {
 void dma_init_sgl(struct srd_dma *m, const struct srd_sge *sge, uint32_t num,
 		  const struct srd_pd *pd, const struct srd_pd *pd_alt,
 		  int access);
-void dma_init_range(struct srd_dma *m, uint32_t key, uint64_t va,
-		    uint64_t len, const struct srd_pd *pd, int access);
+void dma_init_range(struct srd_dma *m, uint32_t key, uint64_t va, uint64_t len,
+		    const struct srd_pd *pd, int access);
 void dma_init_buf(struct srd_dma *m, void *p, uint64_t len);
 
 /* Move the cursor to byte offset off from the start. */
 void dma_seek(struct srd_dma *m, uint64_t off);
+/* Move the cursor n bytes on. */
+void dma_advance(struct srd_dma *m, uint64_t n);
 
 /*
  * Copy len bytes from src to dst at their cursors and advance both.
@@ -68,7 +70,7 @@ int dma_copy(struct srd_daemon *d, struct srd_dma *dst, struct srd_dma *src,
 
 /* Check every non-empty piece of an SGL without moving bytes: 0 or
  * -EACCES (key, PD, bounds or access). */
-int dma_check_sgl(struct srd_daemon *d, const struct srd_sge *sge,
-		  uint32_t num, const struct srd_pd *pd, int access);
+int dma_check_sgl(struct srd_daemon *d, const struct srd_sge *sge, uint32_t num,
+		  const struct srd_pd *pd, int access);
 
 #endif

@@ -169,8 +169,7 @@ void engine_qp_destroy(struct srd_qp *qp)
 	free(tp);
 }
 
-void engine_qp_modified(struct srd_qp *qp, enum ibv_qp_state old,
-			int attr_mask)
+void engine_qp_modified(struct srd_qp *qp, enum ibv_qp_state old, int attr_mask)
 {
 	struct srd_qp_transport *tp = qp->tp;
 	enum ibv_qp_state st = qp->attr.qp_state;
@@ -258,8 +257,7 @@ bool engine_progress(struct srd_daemon *d, uint64_t now_ns)
 
 	e->now = now_ns;
 	e->in_progress = true;
-	list_for_each(&d->qps, it)
-	{
+	list_for_each (&d->qps, it) {
 		struct srd_qp *qp = list_entry(it, struct srd_qp, node);
 
 		if (qp->tp)
@@ -273,8 +271,7 @@ uint64_t engine_next_deadline(struct srd_daemon *d)
 {
 	uint64_t t = UINT64_MAX;
 
-	list_for_each(&d->qps, it)
-	{
+	list_for_each (&d->qps, it) {
 		struct srd_qp *qp = list_entry(it, struct srd_qp, node);
 		struct srd_qp_transport *tp = qp->tp;
 

@@ -99,7 +99,7 @@ struct srd_rwqe {
 	bool valid;
 	bool srq;
 	bool malformed; /* num_sge beyond the queue's max_sge or slot */
-	uint32_t idx; /* free-running RQ (or SRQ) index */
+	uint32_t idx;	/* free-running RQ (or SRQ) index */
 	uint64_t wr_id;
 	uint32_t num_sge;
 	uint64_t total; /* sum of SGE lengths */
@@ -183,7 +183,7 @@ struct srd_qp_transport {
 
 	/* --- misc --- */
 	bool flush_pending;
-	uint32_t mtu; /* bytes */
+	uint32_t mtu;		      /* bytes */
 	struct srd_device *route_dev; /* RC/UC destination, when routed */
 	bool route_valid;
 	struct srd_tp_counters cnt;
@@ -192,9 +192,9 @@ struct srd_qp_transport {
 static inline struct srd_swqe *tp_swqe(struct srd_qp_transport *tp,
 				       uint32_t idx)
 {
-	return (struct srd_swqe *)(tp->swq + (size_t)(idx & (tp->qp->sq.entries -
-							   1)) *
-						     tp->swq_stride);
+	return (struct srd_swqe *)(tp->swq +
+				   (size_t)(idx & (tp->qp->sq.entries - 1)) *
+					   tp->swq_stride);
 }
 
 static inline const struct srd_sge *swqe_sge(const struct srd_swqe *s)
@@ -243,8 +243,8 @@ bool tp_outstanding(struct srd_qp_transport *tp);
 
 /* --- complete.c --- */
 /* Write the CQE of a send WQE (if signaled, or an error). */
-void tp_send_cqe(struct srd_qp_transport *tp, struct srd_swqe *s,
-		 uint32_t idx, enum ibv_wc_status status);
+void tp_send_cqe(struct srd_qp_transport *tp, struct srd_swqe *s, uint32_t idx,
+		 enum ibv_wc_status status);
 struct srd_recv_cqe_info {
 	enum ibv_wc_status status;
 	enum ibv_wc_opcode opcode;
@@ -296,6 +296,8 @@ struct srd_device *wire_route(struct srd_daemon *d, const union ibv_gid *dgid);
 /* Deliver pkt to its destination QP; the destination has processed it
  * (or dropped it) when this returns. */
 void wire_send(struct srd_qp_transport *src, struct srd_pkt *pkt);
+/* Whether an RC/UC QP's path leads to this daemon (the in-memory wire). */
+bool tp_route_local(struct srd_qp_transport *tp);
 /* Fill the network fields of a packet from an RC/UC QP's path. */
 void tp_fill_path(struct srd_qp_transport *tp, struct srd_pkt *pkt);
 

@@ -14,39 +14,45 @@
 #define REQ (OPF_VALID | OPF_REQ)
 #define RSP (OPF_VALID | OPF_RESP)
 
-#define OP(code, nm, m, len) [code] = { .name = nm, .mask = (m), .hdr_len = (len) }
+#define OP(code, nm, m, len) \
+	[code] = { .name = nm, .mask = (m), .hdr_len = (len) }
 
 /* RC and UC share the SEND and WRITE rows, 0x20 apart. */
-#define SEND_WRITE_ROWS(tr, p)                                                 \
-	OP(tr | 0x00, p "SEND_FIRST", REQ | OPF_SEND | OPF_FIRST | OPF_PAYLOAD, \
-	   BTH),                                                               \
-	OP(tr | 0x01, p "SEND_MIDDLE",                                         \
-	   REQ | OPF_SEND | OPF_MIDDLE | OPF_PAYLOAD, BTH),                    \
-	OP(tr | 0x02, p "SEND_LAST",                                           \
-	   REQ | OPF_SEND | OPF_LAST | OPF_PAYLOAD | OPF_RWQE, BTH),           \
-	OP(tr | 0x03, p "SEND_LAST_WITH_IMMEDIATE",                            \
-	   REQ | OPF_SEND | OPF_LAST | OPF_PAYLOAD | OPF_RWQE | OPF_IMM,       \
-	   BTH + IMM),                                                         \
-	OP(tr | 0x04, p "SEND_ONLY",                                           \
-	   REQ | OPF_SEND | OPF_ONLY | OPF_PAYLOAD | OPF_RWQE, BTH),           \
-	OP(tr | 0x05, p "SEND_ONLY_WITH_IMMEDIATE",                            \
-	   REQ | OPF_SEND | OPF_ONLY | OPF_PAYLOAD | OPF_RWQE | OPF_IMM,       \
-	   BTH + IMM),                                                         \
-	OP(tr | 0x06, p "RDMA_WRITE_FIRST",                                    \
-	   REQ | OPF_WRITE | OPF_FIRST | OPF_PAYLOAD | OPF_RETH, BTH + RETH),  \
-	OP(tr | 0x07, p "RDMA_WRITE_MIDDLE",                                   \
-	   REQ | OPF_WRITE | OPF_MIDDLE | OPF_PAYLOAD, BTH),                   \
-	OP(tr | 0x08, p "RDMA_WRITE_LAST",                                     \
-	   REQ | OPF_WRITE | OPF_LAST | OPF_PAYLOAD, BTH),                     \
-	OP(tr | 0x09, p "RDMA_WRITE_LAST_WITH_IMMEDIATE",                      \
-	   REQ | OPF_WRITE | OPF_LAST | OPF_PAYLOAD | OPF_IMM | OPF_RWQE,      \
-	   BTH + IMM),                                                         \
-	OP(tr | 0x0a, p "RDMA_WRITE_ONLY",                                     \
-	   REQ | OPF_WRITE | OPF_ONLY | OPF_PAYLOAD | OPF_RETH, BTH + RETH),   \
-	OP(tr | 0x0b, p "RDMA_WRITE_ONLY_WITH_IMMEDIATE",                      \
-	   REQ | OPF_WRITE | OPF_ONLY | OPF_PAYLOAD | OPF_RETH | OPF_IMM |     \
-		   OPF_RWQE,                                                   \
-	   BTH + RETH + IMM)
+#define SEND_WRITE_ROWS(tr, p)                                               \
+	OP(tr | 0x00, p "SEND_FIRST",                                        \
+	   REQ | OPF_SEND | OPF_FIRST | OPF_PAYLOAD, BTH),                   \
+		OP(tr | 0x01, p "SEND_MIDDLE",                               \
+		   REQ | OPF_SEND | OPF_MIDDLE | OPF_PAYLOAD, BTH),          \
+		OP(tr | 0x02, p "SEND_LAST",                                 \
+		   REQ | OPF_SEND | OPF_LAST | OPF_PAYLOAD | OPF_RWQE, BTH), \
+		OP(tr | 0x03, p "SEND_LAST_WITH_IMMEDIATE",                  \
+		   REQ | OPF_SEND | OPF_LAST | OPF_PAYLOAD | OPF_RWQE |      \
+			   OPF_IMM,                                          \
+		   BTH + IMM),                                               \
+		OP(tr | 0x04, p "SEND_ONLY",                                 \
+		   REQ | OPF_SEND | OPF_ONLY | OPF_PAYLOAD | OPF_RWQE, BTH), \
+		OP(tr | 0x05, p "SEND_ONLY_WITH_IMMEDIATE",                  \
+		   REQ | OPF_SEND | OPF_ONLY | OPF_PAYLOAD | OPF_RWQE |      \
+			   OPF_IMM,                                          \
+		   BTH + IMM),                                               \
+		OP(tr | 0x06, p "RDMA_WRITE_FIRST",                          \
+		   REQ | OPF_WRITE | OPF_FIRST | OPF_PAYLOAD | OPF_RETH,     \
+		   BTH + RETH),                                              \
+		OP(tr | 0x07, p "RDMA_WRITE_MIDDLE",                         \
+		   REQ | OPF_WRITE | OPF_MIDDLE | OPF_PAYLOAD, BTH),         \
+		OP(tr | 0x08, p "RDMA_WRITE_LAST",                           \
+		   REQ | OPF_WRITE | OPF_LAST | OPF_PAYLOAD, BTH),           \
+		OP(tr | 0x09, p "RDMA_WRITE_LAST_WITH_IMMEDIATE",            \
+		   REQ | OPF_WRITE | OPF_LAST | OPF_PAYLOAD | OPF_IMM |      \
+			   OPF_RWQE,                                         \
+		   BTH + IMM),                                               \
+		OP(tr | 0x0a, p "RDMA_WRITE_ONLY",                           \
+		   REQ | OPF_WRITE | OPF_ONLY | OPF_PAYLOAD | OPF_RETH,      \
+		   BTH + RETH),                                              \
+		OP(tr | 0x0b, p "RDMA_WRITE_ONLY_WITH_IMMEDIATE",            \
+		   REQ | OPF_WRITE | OPF_ONLY | OPF_PAYLOAD | OPF_RETH |     \
+			   OPF_IMM | OPF_RWQE,                               \
+		   BTH + RETH + IMM)
 
 const struct srd_opcode_info srd_opcodes[256] = {
 	SEND_WRITE_ROWS(ROCE_TR_RC, "RC_"),
@@ -93,8 +99,9 @@ unsigned int srd_op_hdr_offset(uint8_t opcode, uint32_t hdr)
 		uint32_t bit;
 		uint8_t len;
 	} order[] = {
-		{ OPF_DETH, DETH }, { OPF_RETH, RETH },	  { OPF_ATMETH, ATMETH },
-		{ OPF_AETH, AETH }, { OPF_ATMACK, ATMACK }, { OPF_IMM, IMM },
+		{ OPF_DETH, DETH },	{ OPF_RETH, RETH },
+		{ OPF_ATMETH, ATMETH }, { OPF_AETH, AETH },
+		{ OPF_ATMACK, ATMACK }, { OPF_IMM, IMM },
 		{ OPF_IETH, IETH },
 	};
 	uint32_t mask = srd_opcodes[opcode].mask;

@@ -12,6 +12,7 @@ void srd_pkt_init(struct srd_pkt *pkt, uint8_t opcode)
 	pkt->opcode = opcode;
 	pkt->mask = srd_op_mask(opcode);
 	pkt->pkey = ROCE_DEFAULT_PKEY;
+	pkt->npkts = 1;
 }
 
 static void put(uint8_t *buf, unsigned int off, const void *h, size_t n)
@@ -25,10 +26,11 @@ int srd_pkt_hdr_write(const struct srd_pkt *pkt, uint8_t *buf, size_t len)
 	unsigned int hl = srd_pkt_hdr_len(pkt);
 	struct roce_bth bth;
 
-	if (!(m & OPF_VALID) || len < hl)
+	if (!(m & OPF_VALID) || len < hl || pkt->npkts != 1)
 		return -ENOSPC;
 	bth.opcode = pkt->opcode;
-	bth.flags = (pkt->se ? ROCE_BTH_SE : 0) | (pkt->mig ? ROCE_BTH_MIG : 0) |
+	bth.flags = (pkt->se ? ROCE_BTH_SE : 0) |
+		    (pkt->mig ? ROCE_BTH_MIG : 0) |
 		    (srd_pkt_pad(pkt->paylen) << ROCE_BTH_PAD_SHIFT) |
 		    (pkt->tver & ROCE_BTH_TVER_MASK);
 	bth.pkey = htobe16(pkt->pkey);

@@ -67,8 +67,17 @@ struct srd_pkt {
 	uint8_t tclass;
 	uint8_t hop_limit;
 	uint8_t sl;
-	uint32_t src_qpn;	   /* known to the in-memory wire only */
+	uint32_t src_qpn;	    /* known to the in-memory wire only */
 	struct srd_device *dst_dev; /* routed destination device */
+	/*
+	 * In-memory only: this packet stands for npkts consecutive packets
+	 * of one message, PSNs psn .. psn + npkts - 1, all full path MTU
+	 * FIRST/MIDDLE (or READ RESPONSE FIRST/MIDDLE) packets; the opcode
+	 * is that of the first.  Their payload moves in one copy.  The LAST
+	 * packet of a message always travels alone, and the UDP wire sends
+	 * only npkts == 1.
+	 */
+	uint32_t npkts;
 
 	/* payload */
 	uint32_t paylen;

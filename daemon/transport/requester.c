@@ -24,9 +24,9 @@ static const char *const swqe_state_name[] = {
 
 const char *requester_state_name(uint8_t state)
 {
-	return state < sizeof(swqe_state_name) / sizeof(swqe_state_name[0]) ?
-		       swqe_state_name[state] :
-		       "?";
+	return state < sizeof(swqe_state_name) / sizeof(swqe_state_name[0])
+		       ? swqe_state_name[state]
+		       : "?";
 }
 
 static bool is_rd_atomic(const struct srd_swqe *s)
@@ -40,8 +40,7 @@ static uint32_t max_rd_atomic(const struct srd_qp_transport *tp)
 	return tp->qp->attr.max_rd_atomic ? tp->qp->attr.max_rd_atomic : 1;
 }
 
-static bool req_can_start(struct srd_qp_transport *tp,
-			  const struct srd_swqe *s)
+static bool req_can_start(struct srd_qp_transport *tp, const struct srd_swqe *s)
 {
 	if ((s->w.flags & SRD_WQE_FENCE) && tp->rd_atomic)
 		return false;
@@ -68,6 +67,16 @@ static void req_start(struct srd_qp_transport *tp, struct srd_swqe *s)
 		tp->rd_atomic++;
 }
 
+bool tp_route_local(struct srd_qp_transport *tp)
+{
+	if (!tp->route_valid) {
+		tp->route_dev =
+			wire_route(tp->eng->d, &tp->qp->attr.ah_attr.grh.dgid);
+		tp->route_valid = true;
+	}
+	return tp->route_dev != NULL;
+}
+
 void tp_fill_path(struct srd_qp_transport *tp, struct srd_pkt *pkt)
 {
 	struct srd_qp *qp = tp->qp;
@@ -83,10 +92,7 @@ void tp_fill_path(struct srd_qp_transport *tp, struct srd_pkt *pkt)
 	pkt->tclass = av->grh.traffic_class;
 	pkt->sl = av->sl;
 	pkt->src_qpn = qp->qpn;
-	if (!tp->route_valid) {
-		tp->route_dev = wire_route(tp->eng->d, &av->grh.dgid);
-		tp->route_valid = true;
-	}
+	tp_route_local(tp);
 	pkt->dst_dev = tp->route_dev;
 }
 
@@ -113,36 +119,46 @@ static void ud_fill_path(struct srd_qp_transport *tp, const struct srd_swqe *s,
 	pkt->dst_dev = wire_route(tp->eng->d, &s->dgid);
 }
 
-/* Build the next packet of a SEND or WRITE; returns true if it is the
- * last of the message. */
+/* Build the next packet of a SEND or WRITE, or on the in-memory wire a
+ * train of up to max_train full packets; returns true if it is the last
+ * of the message. */
 static bool build_send_write(struct srd_qp_transport *tp, struct srd_swqe *s,
-			     struct srd_pkt *pkt)
+			     struct srd_pkt *pkt, uint32_t max_train)
 {
 	struct srd_qp *qp = tp->qp;
-	uint32_t k = s->pkts_sent;
+	uint32_t k = s->pkts_sent, n = 1;
 	uint64_t off = (uint64_t)k * tp->mtu;
 	uint32_t paylen = 0;
 	bool first = k == 0, last = k + 1 >= s->npkts;
 	uint8_t opcode;
 
+	/* Every packet but the last is full: copy a run of them at once. */
+	if (!last && qp->type != IBV_QPT_UD && tp_route_local(tp)) {
+		n = s->npkts - 1 - k;
+		if (n > max_train)
+			n = max_train;
+		if (!n)
+			n = 1;
+	}
 	if (s->length > off)
 		paylen = s->length - off < tp->mtu ? s->length - off : tp->mtu;
+	paylen *= n;
 	if (qp->type == IBV_QPT_UD) {
 		opcode = s->imm ? ROCE_UD_SEND_ONLY_IMM : ROCE_UD_SEND_ONLY;
 	} else {
-		uint32_t pos = first && last ? OPF_ONLY :
-			       first	     ? OPF_FIRST :
-			       last	     ? OPF_LAST :
-					       OPF_MIDDLE;
+		uint32_t pos = first && last ? OPF_ONLY
+			       : first	     ? OPF_FIRST
+			       : last	     ? OPF_LAST
+					     : OPF_MIDDLE;
 
-		opcode = srd_op_request(qp->type == IBV_QPT_RC ? ROCE_TR_RC :
-								 ROCE_TR_UC,
-					s->kind == SWQE_K_SEND ? OPF_SEND :
-								 OPF_WRITE,
-					pos, s->imm);
+		opcode = srd_op_request(
+			qp->type == IBV_QPT_RC ? ROCE_TR_RC : ROCE_TR_UC,
+			s->kind == SWQE_K_SEND ? OPF_SEND : OPF_WRITE, pos,
+			s->imm);
 	}
 	srd_pkt_init(pkt, opcode);
 	pkt->psn = (s->first_psn + k) & ROCE_PSN_MASK;
+	pkt->npkts = n;
 	if (pkt->mask & OPF_RETH) {
 		pkt->reth.va = s->w.remote_addr;
 		pkt->reth.rkey = s->w.rkey;
@@ -161,8 +177,8 @@ static bool build_send_write(struct srd_qp_transport *tp, struct srd_swqe *s,
 	}
 	pkt->paylen = paylen;
 	if (qp->type == IBV_QPT_RC)
-		pkt->ack_req = last || tp->noack_pkts + 1 >= SRD_PKTS_PER_ACK;
-	s->pkts_sent++;
+		pkt->ack_req = last || tp->noack_pkts + n >= SRD_PKTS_PER_ACK;
+	s->pkts_sent += n;
 	return last;
 }
 
@@ -192,9 +208,10 @@ static void build_atomic(struct srd_qp_transport *tp, struct srd_swqe *s,
 	pkt->ack_req = true;
 }
 
-/* Send the next packet of WQE idx (ACTIVE). */
-static void req_send_one(struct srd_qp_transport *tp, struct srd_swqe *s,
-			 uint32_t idx)
+/* Send the next packet (or train) of WQE idx (ACTIVE); returns how many
+ * packets that was. */
+static uint32_t req_send_one(struct srd_qp_transport *tp, struct srd_swqe *s,
+			     uint32_t idx, uint32_t budget)
 {
 	struct srd_qp *qp = tp->qp;
 	struct srd_pkt pkt;
@@ -210,8 +227,8 @@ static void req_send_one(struct srd_qp_transport *tp, struct srd_swqe *s,
 		tp_set_psn(tp, s->first_psn + 1);
 		break;
 	default:
-		last = build_send_write(tp, s, &pkt);
-		tp_set_psn(tp, pkt.psn + 1);
+		last = build_send_write(tp, s, &pkt, budget);
+		tp_set_psn(tp, pkt.psn + pkt.npkts);
 		break;
 	}
 	if (qp->type == IBV_QPT_UD)
@@ -228,11 +245,11 @@ static void req_send_one(struct srd_qp_transport *tp, struct srd_swqe *s,
 	if (qp->type == IBV_QPT_RC) {
 		uint64_t to = tp_timeout_ns(qp->attr.timeout);
 
-		tp->noack_pkts = pkt.ack_req ? 0 : tp->noack_pkts + 1;
+		tp->noack_pkts = pkt.ack_req ? 0 : tp->noack_pkts + pkt.npkts;
 		if (to)
 			tp->rexmit_deadline = tp->eng->now + to;
 	}
-	tp->cnt.tx_pkts++;
+	tp->cnt.tx_pkts += pkt.npkts;
 	wire_send(tp, &pkt);
 
 	/* UC and UD complete once the last packet is on the wire. */
@@ -240,6 +257,7 @@ static void req_send_one(struct srd_qp_transport *tp, struct srd_swqe *s,
 		tp_send_cqe(tp, s, idx, IBV_WC_SUCCESS);
 		tp->sq_head = idx + 1;
 	}
+	return pkt.npkts;
 }
 
 bool requester_run(struct srd_qp_transport *tp)
@@ -272,8 +290,7 @@ bool requester_run(struct srd_qp_transport *tp)
 				break;
 			req_start(tp, s);
 		}
-		req_send_one(tp, s, idx);
-		budget--;
+		budget -= req_send_one(tp, s, idx, budget);
 		work = true;
 	}
 	return work;

@@ -64,9 +64,9 @@ static const char *const resp_state_name[] = {
 
 const char *responder_state_name(unsigned int s)
 {
-	return s < sizeof(resp_state_name) / sizeof(resp_state_name[0]) ?
-		       resp_state_name[s] :
-		       "?";
+	return s < sizeof(resp_state_name) / sizeof(resp_state_name[0])
+		       ? resp_state_name[s]
+		       : "?";
 }
 
 struct resp_ctx {
@@ -123,6 +123,26 @@ static bool is_start(uint32_t m)
 
 /* --- checks ------------------------------------------------------------- */
 
+/* A train whose first packets were seen already: keep the new ones. */
+static void trim_train(struct resp_ctx *c, uint32_t skip)
+{
+	struct srd_pkt *pkt = c->pkt;
+	uint64_t bytes = (uint64_t)skip * c->tp->mtu;
+
+	c->tp->cnt.dup_requests += skip;
+	pkt->npkts -= skip;
+	pkt->psn = (pkt->psn + skip) & ROCE_PSN_MASK;
+	pkt->paylen -= bytes;
+	dma_advance(&pkt->pay, bytes);
+	if (pkt->mask & OPF_FIRST) {
+		pkt->opcode = srd_op_transport(pkt->opcode) |
+			      ((pkt->mask & OPF_SEND) ? ROCE_RC_SEND_MIDDLE
+						      : ROCE_RC_WRITE_MIDDLE);
+		pkt->mask = srd_op_mask(pkt->opcode);
+		c->m = pkt->mask;
+	}
+}
+
 static enum resp_state check_psn(struct resp_ctx *c)
 {
 	struct srd_qp_transport *tp = c->tp;
@@ -140,12 +160,17 @@ static enum resp_state check_psn(struct resp_ctx *c)
 				tp_set_epsn(tp, psn);
 				return RS_CHECK_OP_SEQ;
 			}
-			tp_set_epsn(tp, psn + 1);
+			tp_set_epsn(tp, psn + c->pkt->npkts);
 			return RS_DROP_MSG;
 		}
 		return RS_CHECK_OP_SEQ;
 	}
 	diff = roce_psn_cmp(psn, tp->epsn);
+	if (diff < 0 && c->pkt->npkts > 1 &&
+	    roce_psn_cmp(psn + c->pkt->npkts - 1, tp->epsn) >= 0) {
+		trim_train(c, (tp->epsn - psn) & ROCE_PSN_MASK);
+		diff = 0;
+	}
 	if (diff > 0) {
 		/* One NAK per gap: the requester goes back anyway. */
 		if (tp->nak_sent)
@@ -249,8 +274,10 @@ static enum resp_state check_length(struct resp_ctx *c)
 			return RS_DONE;
 		}
 	} else if (m & (OPF_SEND | OPF_WRITE)) {
-		if (!(m & OPF_LAST))
-			bad = len != tp->mtu; /* FIRST, MIDDLE: full */
+		if (!(m & OPF_LAST)) /* FIRST, MIDDLE: full */
+			bad = len != (uint64_t)tp->mtu * pkt->npkts;
+		else if (pkt->npkts != 1)
+			bad = true;
 		else if (!(m & OPF_FIRST))
 			bad = !len || len > tp->mtu; /* LAST */
 		else
@@ -304,8 +331,8 @@ static enum resp_state check_rkey(struct resp_ctx *c)
 		return RS_EXECUTE;
 	}
 	if ((m & OPF_READ) || ((m & OPF_WRITE) && (m & OPF_FIRST))) {
-		int access = (m & OPF_READ) ? IBV_ACCESS_REMOTE_READ :
-					      IBV_ACCESS_REMOTE_WRITE;
+		int access = (m & OPF_READ) ? IBV_ACCESS_REMOTE_READ
+					    : IBV_ACCESS_REMOTE_WRITE;
 
 		/* A zero-length RDMA needs no key (IBTA 9.4.4, 9.4.5). */
 		if (pkt->reth.len) {
@@ -328,7 +355,8 @@ static enum resp_state check_rkey(struct resp_ctx *c)
 
 static bool gid_is_v4(const union ibv_gid *g)
 {
-	static const uint8_t pfx[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+	static const uint8_t pfx[12] = { 0, 0, 0, 0, 0,	   0,
+					 0, 0, 0, 0, 0xff, 0xff };
 
 	return !memcmp(g->raw, pfx, sizeof(pfx));
 }
@@ -370,9 +398,9 @@ static void build_grh(const struct srd_pkt *pkt, uint8_t out[ROCE_GRH_BYTES])
 		memcpy(out + 20, &ip, sizeof(ip));
 	} else {
 		struct roce_grh g = {
-			.ver_tclass_flow = htobe32(6u << 28 |
-						   (uint32_t)pkt->tclass << 20 |
-						   (pkt->flow_label & 0xfffff)),
+			.ver_tclass_flow =
+				htobe32(6u << 28 | (uint32_t)pkt->tclass << 20 |
+					(pkt->flow_label & 0xfffff)),
 			.paylen = htobe16(udp_len),
 			.next_hdr = 17,
 			.hop_limit = pkt->hop_limit,
@@ -500,8 +528,8 @@ static uint64_t atomic_op(struct srd_mr *mr, const struct srd_pkt *pkt,
 		*ok = false;
 		return 0;
 	}
-	v = cas ? (orig == pkt->atm.compare ? pkt->atm.swap_add : orig) :
-		  orig + pkt->atm.swap_add;
+	v = cas ? (orig == pkt->atm.compare ? pkt->atm.swap_add : orig)
+		: orig + pkt->atm.swap_add;
 	if (v != orig && mr_write(mr, pkt->atm.va, &v, sizeof(v)))
 		*ok = false;
 	return orig;
@@ -546,11 +574,11 @@ static enum resp_state execute(struct resp_ctx *c)
 	next = (m & OPF_SEND) ? exec_send(c) : exec_write(c);
 	if (next != RS_COMPLETE)
 		return next;
-	tp->seq = (m & OPF_LAST)  ? SRD_SEQ_NONE :
-		  (m & OPF_SEND) ? SRD_SEQ_SEND :
-				   SRD_SEQ_WRITE;
+	tp->seq = (m & OPF_LAST)   ? SRD_SEQ_NONE
+		  : (m & OPF_SEND) ? SRD_SEQ_SEND
+				   : SRD_SEQ_WRITE;
 	if (!c->ud)
-		tp_set_epsn(tp, c->pkt->psn + 1);
+		tp_set_epsn(tp, c->pkt->psn + c->pkt->npkts);
 	if (!(m & OPF_LAST))
 		return RS_ACKNOWLEDGE;
 	tp->msn++;
@@ -591,12 +619,12 @@ static enum resp_state complete(struct resp_ctx *c)
 static enum resp_state acknowledge(struct resp_ctx *c)
 {
 	if (c->rc && c->pkt->ack_req)
-		send_ack(c->tp, ACK_SYNDROME, c->pkt->psn);
+		send_ack(c->tp, ACK_SYNDROME, c->pkt->psn + c->pkt->npkts - 1);
 	return RS_DONE;
 }
 
-static struct srd_resp_res *find_res(struct srd_qp_transport *tp,
-				     uint32_t psn, uint8_t type)
+static struct srd_resp_res *find_res(struct srd_qp_transport *tp, uint32_t psn,
+				     uint8_t type)
 {
 	for (uint32_t i = 0; i < tp->nres; i++) {
 		struct srd_resp_res *r = &tp->res[i];
@@ -614,7 +642,7 @@ static enum resp_state duplicate(struct resp_ctx *c)
 	struct srd_pkt *pkt = c->pkt;
 	struct srd_resp_res *res;
 
-	tp->cnt.dup_requests++;
+	tp->cnt.dup_requests += pkt->npkts;
 	if (c->m & (OPF_SEND | OPF_WRITE)) {
 		/* Already done: say so again (C9-105). */
 		send_ack(tp, ACK_SYNDROME, tp->epsn - 1);
@@ -648,8 +676,8 @@ static void complete_rwqe_error(struct resp_ctx *c, enum ibv_wc_status st)
 	struct srd_recv_cqe_info info = {
 		.status = st,
 		.opcode = IBV_WC_RECV,
-		.src_qp = c->ud ? c->pkt->deth.sqp :
-				  c->tp->qp->attr.dest_qp_num,
+		.src_qp = c->ud ? c->pkt->deth.sqp
+				: c->tp->qp->attr.dest_qp_num,
 	};
 
 	if (c->tp->rwqe.valid)
@@ -714,10 +742,10 @@ void responder_rx(struct srd_qp_transport *tp, struct srd_pkt *pkt)
 
 	if (qs != IBV_QPS_RTR && qs != IBV_QPS_RTS && qs != IBV_QPS_SQD &&
 	    qs != IBV_QPS_SQE) {
-		tp->cnt.rx_drops++;
+		tp->cnt.rx_drops += pkt->npkts;
 		return;
 	}
-	tp->cnt.rx_pkts++;
+	tp->cnt.rx_pkts += pkt->npkts;
 	if (qs == IBV_QPS_RTR && !tp->comm_est) {
 		tp->comm_est = true;
 		client_async_event(qp->owner, IBV_EVENT_COMM_EST,
@@ -778,13 +806,13 @@ void responder_rx(struct srd_qp_transport *tp, struct srd_pkt *pkt)
 				       IBV_EVENT_QP_ACCESS_ERR);
 			break;
 		case RS_ERR_LENGTH:
-			st = c.uc ? drop_msg(&c) :
-				    err_fatal(&c, IBV_WC_LOC_LEN_ERR,
+			st = c.uc ? drop_msg(&c)
+				  : err_fatal(&c, IBV_WC_LOC_LEN_ERR,
 					      ROCE_NAK_INVALID_REQ, -1);
 			break;
 		case RS_ERR_LOC_PROT:
-			st = err_fatal(&c, IBV_WC_LOC_PROT_ERR,
-				       ROCE_NAK_REM_OP, -1);
+			st = err_fatal(&c, IBV_WC_LOC_PROT_ERR, ROCE_NAK_REM_OP,
+				       -1);
 			break;
 		case RS_ERR_MALFORMED:
 			st = err_fatal(&c, IBV_WC_LOC_QP_OP_ERR,
@@ -808,12 +836,12 @@ bool responder_run(struct srd_qp_transport *tp, unsigned int budget)
 	while (tp->rd_active && budget) {
 		struct srd_resp_res *res = tp->rd_active;
 		enum ibv_qp_state qs = tp_state(tp);
-		uint32_t n = res->resid < tp->mtu ? res->resid : tp->mtu;
 		bool last = res->resid <= tp->mtu;
-		uint32_t pos = res->cur_first && last ? OPF_ONLY :
-			       res->cur_first	      ? OPF_FIRST :
-			       last		      ? OPF_LAST :
-						OPF_MIDDLE;
+		uint32_t n = last ? res->resid : tp->mtu, count = 1;
+		uint32_t pos = res->cur_first && last ? OPF_ONLY
+			       : res->cur_first	      ? OPF_FIRST
+			       : last		      ? OPF_LAST
+						      : OPF_MIDDLE;
 		struct srd_pkt pkt;
 
 		if (qs != IBV_QPS_RTR && qs != IBV_QPS_RTS &&
@@ -821,7 +849,14 @@ bool responder_run(struct srd_qp_transport *tp, unsigned int budget)
 			tp->rd_active = NULL;
 			break;
 		}
-		budget--;
+		/* Full packets before the last go as one train locally. */
+		if (!last && tp_route_local(tp)) {
+			count = (res->resid - 1) / tp->mtu;
+			if (count > budget)
+				count = budget;
+			n = count * tp->mtu;
+		}
+		budget -= count;
 		if (n) {
 			struct srd_mr *mr =
 				mr_lookup_key(tp->eng->d, res->rkey);
@@ -830,7 +865,8 @@ bool responder_run(struct srd_qp_transport *tp, unsigned int budget)
 			if (!mr || mr_check(mr, qp->pd, res->cur_va, n,
 					    IBV_ACCESS_REMOTE_READ)) {
 				tp->rd_active = NULL;
-				send_ack(tp, ROCE_AETH_NAK | ROCE_NAK_REM_ACCESS,
+				send_ack(tp,
+					 ROCE_AETH_NAK | ROCE_NAK_REM_ACCESS,
 					 res->cur_psn);
 				tp_error(tp, IBV_EVENT_QP_ACCESS_ERR);
 				return true;
@@ -838,6 +874,7 @@ bool responder_run(struct srd_qp_transport *tp, unsigned int budget)
 		}
 		srd_pkt_init(&pkt, srd_op_read_response(pos));
 		pkt.psn = res->cur_psn;
+		pkt.npkts = count;
 		if (pkt.mask & OPF_AETH) {
 			pkt.aeth.syndrome = ACK_SYNDROME;
 			pkt.aeth.msn = tp->msn & ROCE_AETH_MSN_MASK;
@@ -846,13 +883,13 @@ bool responder_run(struct srd_qp_transport *tp, unsigned int budget)
 			       IBV_ACCESS_REMOTE_READ);
 		pkt.paylen = n;
 		tp_fill_path(tp, &pkt);
-		res->cur_psn = (res->cur_psn + 1) & ROCE_PSN_MASK;
+		res->cur_psn = (res->cur_psn + count) & ROCE_PSN_MASK;
 		res->cur_va += n;
 		res->resid -= n;
 		res->cur_first = false;
 		if (last)
 			tp->rd_active = NULL;
-		tp->cnt.tx_pkts++;
+		tp->cnt.tx_pkts += count;
 		wire_send(tp, &pkt);
 		sent = true;
 	}

@@ -15,8 +15,7 @@
 
 struct srd_device *wire_route(struct srd_daemon *d, const union ibv_gid *dgid)
 {
-	list_for_each(&d->devices, it)
-	{
+	list_for_each (&d->devices, it) {
 		struct srd_device *dev =
 			list_entry(it, struct srd_device, node);
 
@@ -63,7 +62,7 @@ void wire_send(struct srd_qp_transport *src, struct srd_pkt *pkt)
 	    (dst->type != IBV_QPT_UD &&
 	     memcmp(dst->attr.ah_attr.grh.dgid.raw, pkt->sgid.raw,
 		    sizeof(pkt->sgid.raw)))) {
-		dst->tp->cnt.rx_drops++;
+		dst->tp->cnt.rx_drops += pkt->npkts;
 		return;
 	}
 	if (pkt->mask & OPF_RESP)

@@ -124,8 +124,8 @@ int sq_fetch(struct srd_qp_transport *tp)
 		uint32_t idx = tp->sq_fetched + i;
 		struct srd_swqe *s = tp_swqe(tp, idx);
 		const uint8_t *slot =
-			wq->ring + (size_t)(idx & (wq->entries - 1)) *
-					   wq->slot_size;
+			wq->ring +
+			(size_t)(idx & (wq->entries - 1)) * wq->slot_size;
 		enum ibv_wc_status st;
 
 		memcpy(&s->w, slot, wq->slot_size);
@@ -158,8 +158,7 @@ static void rwqe_load(struct srd_qp_transport *tp, const uint8_t *slot,
 	memcpy(&hdr, copy, sizeof(hdr));
 	rw->wr_id = hdr.wr_id;
 	rw->num_sge = hdr.num_sge;
-	rw->malformed = hdr.num_sge > max_sge ||
-			hdr.num_sge > SRD_TP_MAX_SGE ||
+	rw->malformed = hdr.num_sge > max_sge || hdr.num_sge > SRD_TP_MAX_SGE ||
 			sizeof(hdr) + hdr.num_sge * sizeof(struct srd_sge) > n;
 	rw->total = 0;
 	rw->done = 0;
@@ -179,8 +178,10 @@ static int srq_take(struct srd_qp_transport *tp, struct srd_srq *srq)
 	uint32_t prod, posted;
 	const uint8_t *slot;
 
-	if (srq->in_error || !srq->ctl || !srq->entries)
+	if (!srq->ctl || !srq->entries)
 		return -EAGAIN;
+	if (srq->in_error)
+		return -EIO;
 	prod = __atomic_load_n(&srq->ctl->rq.prod, __ATOMIC_ACQUIRE);
 	posted = prod - srq->cons;
 	if (posted > srq->entries) {
@@ -191,8 +192,8 @@ static int srq_take(struct srd_qp_transport *tp, struct srd_srq *srq)
 	}
 	if (!posted)
 		return -EAGAIN;
-	slot = srq->ring + (size_t)(srq->cons & (srq->entries - 1)) *
-				   srq->slot_size;
+	slot = srq->ring +
+	       (size_t)(srq->cons & (srq->entries - 1)) * srq->slot_size;
 	rwqe_load(tp, slot, srq->slot_size, srq->max_sge);
 	tp->rwqe.srq = true;
 	tp->rwqe.idx = srq->cons;
@@ -214,8 +215,14 @@ int rq_take(struct srd_qp_transport *tp)
 	uint32_t prod, posted;
 	const uint8_t *slot;
 
-	if (tp->qp->srq)
-		return srq_take(tp, tp->qp->srq);
+	if (tp->qp->srq) {
+		int err = srq_take(tp, tp->qp->srq);
+
+		/* A QP cannot receive from an SRQ in error. */
+		if (err == -EIO)
+			tp_error(tp, IBV_EVENT_QP_FATAL);
+		return err;
+	}
 	if (tp->rq_hostile || !wq->ctl || !wq->entries)
 		return -EAGAIN;
 	prod = __atomic_load_n(&wq->ctl->prod, __ATOMIC_ACQUIRE);
@@ -227,8 +234,8 @@ int rq_take(struct srd_qp_transport *tp)
 	}
 	if (!posted)
 		return -EAGAIN;
-	slot = wq->ring + (size_t)(tp->rq_taken & (wq->entries - 1)) *
-				  wq->slot_size;
+	slot = wq->ring +
+	       (size_t)(tp->rq_taken & (wq->entries - 1)) * wq->slot_size;
 	rwqe_load(tp, slot, wq->slot_size, wq->max_sge);
 	tp->rwqe.srq = false;
 	tp->rwqe.idx = tp->rq_taken++;

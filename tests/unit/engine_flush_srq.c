@@ -11,8 +11,8 @@
 
 #include "tests/unit/engine_harness.h"
 
-#define ALL_ACCESS                                                   \
-	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |          \
+#define ALL_ACCESS                                          \
+	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
 	 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)
 #define MRLEN (1u << 20)
 
@@ -147,11 +147,11 @@ static void test_srq(void)
 	eh_connect_pair(&h, &a1, &b1, NULL);
 	eh_connect_pair(&h, &a2, &b2, NULL);
 	for (int i = 0; i < 4; i++)
-		eh_post_srq(&s, 0x100 + i,
-			    (struct srd_sge[]){ eh_sge(&mb, i * 1000, 500),
-						eh_sge(&mb, i * 1000 + 500,
-						       500) },
-			    2);
+		eh_post_srq(
+			&s, 0x100 + i,
+			(struct srd_sge[]){ eh_sge(&mb, i * 1000, 500),
+					    eh_sge(&mb, i * 1000 + 500, 500) },
+			2);
 	eh_post_srq(&s, 0x104, (struct srd_sge[]){ eh_sge(&mb, 0, MRLEN) }, 1);
 	memset(&mq, 0, sizeof(mq));
 	mq.handle = s.handle;
@@ -246,8 +246,7 @@ static void test_sqd(void)
 	w = wqe(1, IBV_WR_RDMA_WRITE, SRD_WQE_SIGNALED, 1);
 	w.remote_addr = (uintptr_t)mb.p;
 	w.rkey = mb.lkey;
-	eh_post_send(&a, &w, (struct srd_sge[]){ eh_sge(&ma, 0, MRLEN) },
-		     NULL);
+	eh_post_send(&a, &w, (struct srd_sge[]){ eh_sge(&ma, 0, MRLEN) }, NULL);
 	eh_run(&h, 1);
 	eh_none(&scq);
 	memset(&at, 0, sizeof(at));

@@ -71,8 +71,7 @@ static void reg(struct eh *h, uint32_t pd, size_t len, int access, bool pvm,
 	T_CHECK(out->mr);
 }
 
-void eh_mr(struct eh *h, uint32_t pd, size_t len, int access,
-	   struct eh_mr *out)
+void eh_mr(struct eh *h, uint32_t pd, size_t len, int access, struct eh_mr *out)
 {
 	reg(h, pd, len, access, false, out);
 }
@@ -96,8 +95,7 @@ void eh_cq(struct eh *h, uint32_t cqe, struct eh_cq *out)
 	int memfd;
 
 	memset(out, 0, sizeof(*out));
-	T_EQ(cq_create(h->t.c, cqe, NULL, (uintptr_t)out, &out->cq, &memfd),
-	     0);
+	T_EQ(cq_create(h->t.c, cqe, NULL, (uintptr_t)out, &out->cq, &memfd), 0);
 	close(memfd);
 }
 
@@ -123,9 +121,9 @@ void eh_srq(struct eh *h, uint32_t pd, uint32_t max_wr, uint32_t max_sge,
 	T_CHECK(out->srq);
 }
 
-void eh_qp(struct eh *h, uint32_t pd, enum ibv_qp_type type,
-	   struct eh_cq *scq, struct eh_cq *rcq, struct eh_srq *srq,
-	   const struct ibv_qp_cap *cap, bool sig_all, struct eh_qp *out)
+void eh_qp(struct eh *h, uint32_t pd, enum ibv_qp_type type, struct eh_cq *scq,
+	   struct eh_cq *rcq, struct eh_srq *srq, const struct ibv_qp_cap *cap,
+	   bool sig_all, struct eh_qp *out)
 {
 	struct srd_create_qp_req q = {
 		.pd_handle = pd,
@@ -146,8 +144,7 @@ void eh_qp(struct eh *h, uint32_t pd, enum ibv_qp_type type,
 	if (cap)
 		q.cap = *cap;
 	memset(out, 0, sizeof(*out));
-	T_EQ(t_core_cmd(h->t.c, SRD_CMD_CREATE_QP, &q, sizeof(q), NULL, 0,
-			&rp),
+	T_EQ(t_core_cmd(h->t.c, SRD_CMD_CREATE_QP, &q, sizeof(q), NULL, 0, &rp),
 	     0);
 	for (int i = 0; i < rp.nfds; i++)
 		close(rp.fds[i]);
@@ -206,13 +203,13 @@ void eh_connect(struct eh *h, struct eh_qp *q, uint32_t dest_qpn,
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_INIT;
 	a.port_num = 1;
-	a.qp_access_flags = c->no_access ? 0 :
-			    c->access  ? c->access :
-			    rc	       ? IBV_ACCESS_LOCAL_WRITE |
-					  IBV_ACCESS_REMOTE_WRITE |
-					  IBV_ACCESS_REMOTE_READ |
-					  IBV_ACCESS_REMOTE_ATOMIC :
-					 IBV_ACCESS_REMOTE_WRITE;
+	a.qp_access_flags = c->no_access ? 0
+			    : c->access	 ? c->access
+			    : rc	 ? IBV_ACCESS_LOCAL_WRITE |
+					    IBV_ACCESS_REMOTE_WRITE |
+					    IBV_ACCESS_REMOTE_READ |
+					    IBV_ACCESS_REMOTE_ATOMIC
+				 : IBV_ACCESS_REMOTE_WRITE;
 	T_EQ(eh_modify(h, q, &a,
 		       IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
 			       IBV_QP_ACCESS_FLAGS),
@@ -227,10 +224,10 @@ void eh_connect(struct eh *h, struct eh_qp *q, uint32_t dest_qpn,
 	mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
 	       IBV_QP_RQ_PSN;
 	if (rc) {
-		a.max_dest_rd_atomic = c->max_dest_rd_atomic < 0 ? 0 :
-				       c->max_dest_rd_atomic ?
-							   c->max_dest_rd_atomic :
-							   16;
+		a.max_dest_rd_atomic = c->max_dest_rd_atomic < 0 ? 0
+				       : c->max_dest_rd_atomic
+					       ? c->max_dest_rd_atomic
+					       : 16;
 		a.min_rnr_timer = c->min_rnr_timer ? c->min_rnr_timer : 1;
 		mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
 	}
@@ -286,8 +283,7 @@ uint32_t eh_ah(struct eh *h, uint32_t pd)
 	q.pd_handle = pd;
 	fill_av(h, &q.attr);
 	q.attr.sl = 3;
-	T_EQ(t_core_cmd(h->t.c, SRD_CMD_CREATE_AH, &q, sizeof(q), NULL, 0,
-			&rp),
+	T_EQ(t_core_cmd(h->t.c, SRD_CMD_CREATE_AH, &q, sizeof(q), NULL, 0, &rp),
 	     0);
 	return ((struct srd_handle_rep *)rp.data)->handle;
 }

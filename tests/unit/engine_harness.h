@@ -17,8 +17,8 @@
 struct eh {
 	struct t_core t;
 	uint32_t pd;
-	uint64_t now;	/* the engine's clock */
-	uint64_t step;	/* added to now by every pass */
+	uint64_t now;  /* the engine's clock */
+	uint64_t step; /* added to now by every pass */
 };
 
 struct eh_mr {
@@ -50,15 +50,15 @@ struct eh_srq {
 
 /* Connection parameters; zero fields take the defaults shown. */
 struct eh_conn {
-	enum ibv_mtu mtu;	 /* IBV_MTU_1024 */
-	int access;		 /* remote write|read|atomic, local write */
-	uint8_t timeout;	 /* 0: no retransmit timer */
-	uint8_t retry_cnt;	 /* 7 */
-	uint8_t rnr_retry;	 /* 7 */
-	uint8_t min_rnr_timer;	 /* 1 (10 us) */
-	uint8_t max_rd_atomic;	 /* 16 */
-	int max_dest_rd_atomic;	 /* 16; -1 for 0 */
-	bool no_access;		 /* qp_access_flags 0 */
+	enum ibv_mtu mtu;	/* IBV_MTU_1024 */
+	int access;		/* remote write|read|atomic, local write */
+	uint8_t timeout;	/* 0: no retransmit timer */
+	uint8_t retry_cnt;	/* 7 */
+	uint8_t rnr_retry;	/* 7 */
+	uint8_t min_rnr_timer;	/* 1 (10 us) */
+	uint8_t max_rd_atomic;	/* 16 */
+	int max_dest_rd_atomic; /* 16; -1 for 0 */
+	bool no_access;		/* qp_access_flags 0 */
 };
 
 void eh_init(struct eh *h);
@@ -74,12 +74,11 @@ void eh_cq(struct eh *h, uint32_t cqe, struct eh_cq *out);
 void eh_srq(struct eh *h, uint32_t pd, uint32_t max_wr, uint32_t max_sge,
 	    struct eh_srq *out);
 /* Create a QP; cap NULL: 64 WRs, 4 SGEs, 64 inline bytes. */
-void eh_qp(struct eh *h, uint32_t pd, enum ibv_qp_type type,
-	   struct eh_cq *scq, struct eh_cq *rcq, struct eh_srq *srq,
-	   const struct ibv_qp_cap *cap, bool sig_all, struct eh_qp *out);
+void eh_qp(struct eh *h, uint32_t pd, enum ibv_qp_type type, struct eh_cq *scq,
+	   struct eh_cq *rcq, struct eh_srq *srq, const struct ibv_qp_cap *cap,
+	   bool sig_all, struct eh_qp *out);
 int eh_destroy_qp(struct eh *h, struct eh_qp *q);
-int eh_modify(struct eh *h, struct eh_qp *q, struct ibv_qp_attr *a,
-	      int mask);
+int eh_modify(struct eh *h, struct eh_qp *q, struct ibv_qp_attr *a, int mask);
 /* RESET -> INIT -> RTR -> RTS toward dest_qpn (RC/UC), or the UD
  * sequence with qkey. */
 void eh_connect(struct eh *h, struct eh_qp *q, uint32_t dest_qpn,
@@ -118,11 +117,11 @@ static inline enum ibv_qp_state eh_state(const struct eh_qp *q)
 	return q->qp->attr.qp_state;
 }
 
-#define EH_CQE(cqe, st, op, id)                   \
-	do {                                      \
-		T_EQ((cqe).status, (st));         \
-		T_EQ((cqe).opcode, (op));         \
-		T_EQ((cqe).wr_id, (id));          \
+#define EH_CQE(cqe, st, op, id)           \
+	do {                              \
+		T_EQ((cqe).status, (st)); \
+		T_EQ((cqe).opcode, (op)); \
+		T_EQ((cqe).wr_id, (id));  \
 	} while (0)
 
 #endif

@@ -14,8 +14,8 @@
 
 #include "tests/unit/engine_harness.h"
 
-#define ALL_ACCESS                                                   \
-	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |          \
+#define ALL_ACCESS                                          \
+	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
 	 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)
 #define MRLEN (1u << 20)
 
@@ -116,6 +116,10 @@ static void test_bad_srq(void)
 	T_CHECK(s.srq->in_error);
 	eh_expect_event(&h, IBV_EVENT_SRQ_ERR, (uintptr_t)&s);
 	T_EQ(s.srq->cons, 0);
+	/* The QP that met it fails; the SRQ stays untouched. */
+	T_EQ(eh_state(&b), IBV_QPS_ERR);
+	eh_expect_event(&h, IBV_EVENT_QP_FATAL, (uintptr_t)&b);
+	T_EQ(s.srq->ctl->rq.cons, 0);
 }
 
 /* A receive WQE claiming more SGEs than the queue allows. */
@@ -160,13 +164,14 @@ static void test_random_slots(void)
 		struct srd_wq *wq;
 		uint32_t n = 1 + rnd() % 16;
 
-		pair(&a, &b, &(struct eh_conn){ .timeout = 1, .retry_cnt = 1,
-						.rnr_retry = 1 });
+		pair(&a, &b,
+		     &(struct eh_conn){
+			     .timeout = 1, .retry_cnt = 1, .rnr_retry = 1 });
 		wq = &a.qp->sq;
 		for (uint32_t i = 0; i < n; i++) {
-			uint8_t *slot = wq->ring + (size_t)(i & (wq->entries -
-								 1)) *
-							   wq->slot_size;
+			uint8_t *slot =
+				wq->ring +
+				(size_t)(i & (wq->entries - 1)) * wq->slot_size;
 			struct srd_send_wqe *sw = (void *)slot;
 
 			fill_random(slot, wq->slot_size);
@@ -185,10 +190,11 @@ static void test_random_slots(void)
 				struct srd_sge *sg = (void *)(sw + 1);
 
 				for (int j = 0; j < 3; j++) {
-					sg[j].lkey = (rnd() & 1) ? ma.lkey :
-								   mb.lkey;
-					sg[j].addr = (uintptr_t)ma.p +
-						     rnd() % (MRLEN + MRLEN / 8);
+					sg[j].lkey = (rnd() & 1) ? ma.lkey
+								 : mb.lkey;
+					sg[j].addr =
+						(uintptr_t)ma.p +
+						rnd() % (MRLEN + MRLEN / 8);
 					sg[j].length = rnd() % 70000;
 				}
 			}
@@ -201,8 +207,9 @@ static void test_random_slots(void)
 		}
 		for (int i = 0; i < 4; i++)
 			eh_post_recv(&b, i,
-				     (struct srd_sge[]){ eh_sge(
-					     &mb, rnd() % MRLEN, rnd() % 5000) },
+				     (struct srd_sge[]){ eh_sge(&mb,
+								rnd() % MRLEN,
+								rnd() % 5000) },
 				     1);
 		__atomic_store_n(&wq->ctl->prod, n, __ATOMIC_RELEASE);
 		for (int i = 0; i < 3000 && eh_run(&h, 1); i++)
@@ -288,8 +295,7 @@ static void test_dereg(void)
 	w.num_sge = 1;
 	w.remote_addr = (uintptr_t)dst.p;
 	w.rkey = dst.lkey;
-	eh_post_send(&a, &w, (struct srd_sge[]){ eh_sge(&ma, 0, MRLEN) },
-		     NULL);
+	eh_post_send(&a, &w, (struct srd_sge[]){ eh_sge(&ma, 0, MRLEN) }, NULL);
 	eh_run(&h, 1);
 	eh_none(&scq);
 	T_EQ(eh_dereg(&h, &dst), 0);
@@ -325,12 +331,10 @@ static void test_dereg(void)
 	/* The receive buffer of a SEND goes. */
 	eh_mr(&h, h.pd, MRLEN, ALL_ACCESS, &dst);
 	pair(&a, &b, &c);
-	eh_post_recv(&b, 0x44, (struct srd_sge[]){ eh_sge(&dst, 0, MRLEN) },
-		     1);
+	eh_post_recv(&b, 0x44, (struct srd_sge[]){ eh_sge(&dst, 0, MRLEN) }, 1);
 	w.wr_id = 4;
 	w.opcode = IBV_WR_SEND;
-	eh_post_send(&a, &w, (struct srd_sge[]){ eh_sge(&ma, 0, MRLEN) },
-		     NULL);
+	eh_post_send(&a, &w, (struct srd_sge[]){ eh_sge(&ma, 0, MRLEN) }, NULL);
 	eh_run(&h, 1);
 	T_EQ(eh_dereg(&h, &dst), 0);
 	e = eh_wait(&h, &scq, 50);

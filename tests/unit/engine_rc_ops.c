@@ -11,8 +11,8 @@
 #include "tests/unit/engine_harness.h"
 
 #define MRLEN (1u << 20)
-#define ALL_ACCESS                                                   \
-	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |          \
+#define ALL_ACCESS                                          \
+	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
 	 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)
 
 static struct eh h;
@@ -66,8 +66,8 @@ static void test_send(void)
 
 	/* One packet, scattered over two SGEs, immediate and SE bit. */
 	eh_post_recv(&b, 0x100, rs, 2);
-	w = wqe(1, IBV_WR_SEND_WITH_IMM,
-		SRD_WQE_SIGNALED | SRD_WQE_SOLICITED, 1);
+	w = wqe(1, IBV_WR_SEND_WITH_IMM, SRD_WQE_SIGNALED | SRD_WQE_SOLICITED,
+		1);
 	w.imm_data = 0x11223344;
 	ss[0].length = 100;
 	eh_post_send(&a, &w, ss, NULL);
@@ -193,7 +193,8 @@ static void test_write(void)
 
 static void test_read(void)
 {
-	struct srd_sge ls[2] = { eh_sge(&ma, 0, 2500), eh_sge(&ma, 8192, 4500) };
+	struct srd_sge ls[2] = { eh_sge(&ma, 0, 2500),
+				 eh_sge(&ma, 8192, 4500) };
 	struct srd_send_wqe w;
 	struct srd_cqe e;
 

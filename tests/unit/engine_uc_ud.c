@@ -13,8 +13,8 @@
 
 #include "tests/unit/engine_harness.h"
 
-#define ALL_ACCESS                                                   \
-	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |          \
+#define ALL_ACCESS                                          \
+	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
 	 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)
 #define QKEY 0x1234567
 
@@ -308,6 +308,68 @@ static void test_ud(void)
 	}
 }
 
+/* With an IPv6 GID the 40 bytes are the IPv6 header. */
+static void test_ud_ipv6(void)
+{
+	const struct srd_port *port = &h.t.c->dev->port;
+	struct srd_create_ah_req q;
+	static struct srd_rep rp;
+	struct eh_qp a, b;
+	struct srd_send_wqe w;
+	struct srd_cqe e;
+	int gi = -1;
+
+	for (int i = 0; i < SRD_MAX_GIDS; i++)
+		if (port->gid_valid[i] && port->gid[i].raw[10] != 0xff)
+			gi = i;
+	if (gi < 0) {
+		printf("# no IPv6 GID on the device: IPv6 GRH not tested\n");
+		return;
+	}
+	memset(&q, 0, sizeof(q));
+	q.pd_handle = h.pd;
+	q.attr.is_global = 1;
+	q.attr.port_num = 1;
+	q.attr.grh.dgid = port->gid[gi];
+	q.attr.grh.sgid_index = gi;
+	q.attr.grh.hop_limit = 9;
+	q.attr.grh.traffic_class = 0x28;
+	q.attr.grh.flow_label = 0x12345;
+	T_EQ(t_core_cmd(h.t.c, SRD_CMD_CREATE_AH, &q, sizeof(q), NULL, 0, &rp),
+	     0);
+	eh_qp(&h, h.pd, IBV_QPT_UD, &scq, &rcq, NULL, NULL, false, &a);
+	eh_qp(&h, h.pd, IBV_QPT_UD, &scq, &rcq, NULL, NULL, false, &b);
+	eh_ud_ready(&h, &a, QKEY);
+	eh_ud_ready(&h, &b, QKEY);
+	memset(mb.p, 0xee, 200);
+	eh_post_recv(&b, 0x60, (struct srd_sge[]){ eh_sge(&mb, 0, 200) }, 1);
+	memset(&w, 0, sizeof(w));
+	w.wr_id = 60;
+	w.opcode = IBV_WR_SEND;
+	w.flags = SRD_WQE_SIGNALED;
+	w.num_sge = 1;
+	w.ah_handle = ((struct srd_handle_rep *)rp.data)->handle;
+	w.remote_qpn = b.qpn;
+	w.remote_qkey = QKEY;
+	eh_post_send(&a, &w, (struct srd_sge[]){ eh_sge(&ma, 0, 7) }, NULL);
+	eh_wait(&h, &scq, 5);
+	e = eh_wait(&h, &rcq, 5);
+	EH_CQE(e, IBV_WC_SUCCESS, IBV_WC_RECV, 0x60);
+	T_EQ(e.byte_len, 47);
+	/* version 6, traffic class, flow label; UDP length 8 + 12 + 8 +
+	 * 7 + pad 1 + 4; next header UDP; hop limit; the GIDs. */
+	T_EQ(mb.p[0], 0x62);
+	T_EQ(mb.p[1], 0x81);
+	T_EQ(mb.p[2], 0x23);
+	T_EQ(mb.p[3], 0x45);
+	T_EQ(mb.p[4] << 8 | mb.p[5], 40);
+	T_EQ(mb.p[6], 17);
+	T_EQ(mb.p[7], 9);
+	T_CHECK(!memcmp(mb.p + 8, port->gid[gi].raw, 16));
+	T_CHECK(!memcmp(mb.p + 24, port->gid[gi].raw, 16));
+	T_CHECK(!memcmp(mb.p + 40, ma.p, 7));
+}
+
 int main(void)
 {
 	eh_init(&h);
@@ -317,6 +379,7 @@ int main(void)
 	eh_mr(&h, h.pd, 65536, ALL_ACCESS, &mb);
 	test_uc();
 	test_ud();
+	test_ud_ipv6();
 	eh_settle(&h);
 	eh_fini(&h);
 	return T_PASS;

@@ -22,9 +22,9 @@ ERRORS = re.compile(r"Failed|failed|Couldn't|invalid data|Completion for|"
                     r"unknown|not found|error", re.M)
 SUMMARY = [
     r"^\s*local address:\s+LID 0x[0-9a-f]{4}, QPN 0x[0-9a-f]{6}, "
-    r"PSN 0x[0-9a-f]{6}(, GID \S+)?$",
+    r"PSN 0x[0-9a-f]{6}([,:] GID \S+)?$",
     r"^\s*remote address:\s+LID 0x[0-9a-f]{4}, QPN 0x[0-9a-f]{6}, "
-    r"PSN 0x[0-9a-f]{6}(, GID \S+)?$",
+    r"PSN 0x[0-9a-f]{6}([,:] GID \S+)?$",
     r"^\d+ bytes in [\d.]+ seconds = [\d.]+ Mbit/sec$",
     r"^\d+ iters in [\d.]+ seconds = [\d.]+ usec/iter$",
 ]

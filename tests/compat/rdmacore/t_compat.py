@@ -267,8 +267,9 @@ class Harness:
                 if (base.startswith("librdmacm") and not os.path.exists(
                         os.path.join(self.libdir, "librdmacm.so.1"))):
                     continue  # not built here: the system's is expected
-                raise TestFailure("%s loaded %s instead of the one in %s" %
-                                  (p.tag, x, self.libdir))
+                raise TestFailure("%s loaded %s (%s) instead of the one in "
+                                  "%s" % (p.tag, x, os.path.realpath(x),
+                                          self.libdir))
         log("%s: loaded %s" % (p.tag, ", ".join(
             sorted(x for x in loaded if any(
                 os.path.basename(x).startswith(o) for o in OURS)))))
