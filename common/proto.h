@@ -67,6 +67,15 @@ enum srd_cmd {
 	SRD_CMD__MAX
 };
 
+/*
+ * Other command families have their own op ranges and their own headers:
+ * administration (links, resources, counters, faults, capture) in
+ * common/proto_admin.h, connection management (the rdma_cm) in
+ * common/proto_cm.h.
+ */
+#define SRD_CMD_ADMIN_BASE 0x100
+#define SRD_CMD_CM_BASE 0x200
+
 /* Every message starts with this header.  In a reply, status is 0 or a
  * negative errno, and len counts the bytes that follow the header. */
 struct srd_msg_hdr {

@@ -112,6 +112,31 @@ void rep_add_fd(struct srd_rep *rp, int fd, bool keep);
 /* Command handlers (one per op), in the file of their object. */
 typedef int srd_cmd_fn(struct srd_client *c, struct srd_req *rq,
 		       struct srd_rep *rp);
+
+/* Command descriptor flags. */
+enum {
+	F_VAR = 1 << 0,	     /* variable length: len is a minimum */
+	F_FDS = 1 << 1,	     /* may carry fds (the handler checks how many) */
+	F_NO_HELLO = 1 << 2, /* allowed before HELLO */
+	F_NO_DEV = 1 << 3,   /* allowed before OPEN_DEVICE */
+};
+
+struct cmd_desc {
+	srd_cmd_fn *fn;
+	uint32_t len; /* exact payload size, or the minimum with F_VAR */
+	unsigned int flags;
+};
+
+/* A family of commands: ops base .. base + count - 1 (common/proto.h). */
+struct cmd_family {
+	uint32_t base;
+	uint32_t count;
+	const struct cmd_desc *cmds; /* indexed by op - base */
+};
+
+extern const struct cmd_family verbs_cmd_family; /* dispatch.c */
+extern const struct cmd_family admin_cmd_family; /* admin.c */
+extern const struct cmd_family cm_cmd_family;	 /* cm/ */
 srd_cmd_fn cmd_hello, cmd_list_devices, cmd_open_device;
 srd_cmd_fn cmd_query_device, cmd_query_port, cmd_query_gid, cmd_query_pkey;
 srd_cmd_fn cmd_alloc_pd, cmd_dealloc_pd;

@@ -11,20 +11,7 @@
 
 #include "daemon/core.h"
 
-enum {
-	F_VAR = 1 << 0,	     /* variable length: len is a minimum */
-	F_FDS = 1 << 1,	     /* may carry fds (the handler checks how many) */
-	F_NO_HELLO = 1 << 2, /* allowed before HELLO */
-	F_NO_DEV = 1 << 3,   /* allowed before OPEN_DEVICE */
-};
-
-struct cmd_desc {
-	srd_cmd_fn *fn;
-	uint32_t len;
-	unsigned int flags;
-};
-
-static const struct cmd_desc cmds[SRD_CMD__MAX] = {
+static const struct cmd_desc verbs_cmds[SRD_CMD__MAX] = {
 	[SRD_CMD_HELLO] = { cmd_hello, sizeof(struct srd_hello_req),
 			    F_NO_HELLO | F_NO_DEV },
 	[SRD_CMD_LIST_DEVICES] = { cmd_list_devices, 0, F_NO_DEV },
@@ -97,13 +84,38 @@ void rep_add_fd(struct srd_rep *rp, int fd, bool keep)
 	rp->fds[rp->nfds++] = fd;
 }
 
+const struct cmd_family verbs_cmd_family = {
+	.base = 0,
+	.count = SRD_CMD__MAX,
+	.cmds = verbs_cmds,
+};
+
+/* Command families by op range: verbs, administration, connection
+ * management.  Each family's table lives with its handlers. */
+static const struct cmd_family *const families[] = {
+	&verbs_cmd_family,
+	&admin_cmd_family,
+	&cm_cmd_family,
+};
+
+static const struct cmd_desc *cmd_find(uint32_t op)
+{
+	for (size_t i = 0; i < sizeof(families) / sizeof(families[0]); i++) {
+		const struct cmd_family *f = families[i];
+
+		if (op >= f->base && op - f->base < f->count &&
+		    f->cmds[op - f->base].fn)
+			return &f->cmds[op - f->base];
+	}
+	return NULL;
+}
+
 int dispatch(struct srd_client *c, struct srd_req *rq, struct srd_rep *rp)
 {
 	const struct cmd_desc *cd;
 
-	if (rq->op == 0 || rq->op >= SRD_CMD__MAX || !cmds[rq->op].fn)
+	if (rq->op == 0 || !(cd = cmd_find(rq->op)))
 		return -EOPNOTSUPP;
-	cd = &cmds[rq->op];
 	if (!c->hello && !(cd->flags & F_NO_HELLO))
 		return -EPROTO;
 	if (!c->dev && !(cd->flags & F_NO_DEV))
