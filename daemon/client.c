@@ -109,6 +109,7 @@ void client_destroy(struct srd_client *c)
 	struct srd_daemon *d = c->d;
 
 	c->dead = true;
+	cm_client_gone(c);
 	/* Users before what they use: the engine lets go of a QP first. */
 	DESTROY_OWNED(&d->qps_by_num, struct srd_qp, qp_destroy);
 	DESTROY_OWNED(&d->srqs, struct srd_srq, srq_destroy);

@@ -62,10 +62,13 @@ enum ibv_mtu device_mtu_for_netdev(uint32_t netdev_mtu);
 bool device_gid_valid(const struct srd_device *dev, uint32_t index);
 
 /* --- daemon.c ------------------------------------------------------------- */
+struct srd_config; /* link.h */
 struct srd_options {
 	const char *socket_name;
 	uint64_t spin_us;
 	uint64_t idle_exit_s;
+	bool no_default_device;		 /* no softrdma0 on lo */
+	const struct srd_config *config; /* devices to add; NULL: none */
 };
 int daemon_init(struct srd_daemon *d, const struct srd_options *o,
 		int listen_fd);
@@ -74,6 +77,11 @@ void daemon_fini(struct srd_daemon *d);
 /* --- loop.c --------------------------------------------------------------- */
 /* Run until SIGTERM/SIGINT or the idle timeout; returns 0 or -errno. */
 int daemon_run(struct srd_daemon *d);
+/* Serve another fd in the loop: cb(d, arg) runs when fd is readable.
+ * Returns 0, -ENOSPC (too many) or -errno from epoll_ctl. */
+int loop_add_fd(struct srd_daemon *d, int fd,
+		void (*cb)(struct srd_daemon *d, void *arg), void *arg);
+void loop_del_fd(struct srd_daemon *d, int fd);
 
 /* --- client.c ------------------------------------------------------------- */
 /* Accept every pending connection on the listening socket. */
@@ -137,6 +145,15 @@ struct cmd_family {
 extern const struct cmd_family verbs_cmd_family; /* dispatch.c */
 extern const struct cmd_family admin_cmd_family; /* admin.c */
 extern const struct cmd_family cm_cmd_family;	 /* cm/ */
+
+/* --- cm/: the connection manager's place in the loop -------------------- */
+/* Its pass: QP1 completions and CM timers.  True if it did any work. */
+bool cm_progress(struct srd_daemon *d, uint64_t now_ns);
+/* Earliest CM timer in ns, or UINT64_MAX. */
+uint64_t cm_next_deadline(struct srd_daemon *d);
+/* A client's connection closes: its event channel and ids go. */
+void cm_client_gone(struct srd_client *c);
+void cm_fini(struct srd_daemon *d);
 srd_cmd_fn cmd_hello, cmd_list_devices, cmd_open_device;
 srd_cmd_fn cmd_query_device, cmd_query_port, cmd_query_gid, cmd_query_pkey;
 srd_cmd_fn cmd_alloc_pd, cmd_dealloc_pd;

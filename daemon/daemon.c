@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "daemon/core.h"
+#include "daemon/link.h"
 #include "daemon/loop_ev.h"
 
 /* First QPN handed out: 0 and 1 are the SMI and GSI QPs. */
@@ -76,9 +77,6 @@ int daemon_init(struct srd_daemon *d, const struct srd_options *o,
 	d->spin_ns = o->spin_us * 1000;
 	d->idle_exit_ns = o->idle_exit_s * 1000000000ull;
 	tables_init(d);
-	err = device_add(d, "softrdma0", "lo");
-	if (err)
-		goto err;
 	d->doorbell_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (d->doorbell_fd < 0) {
 		err = -errno;
@@ -110,6 +108,10 @@ int daemon_init(struct srd_daemon *d, const struct srd_options *o,
 		err = epoll_add(d->epfd, d->sig_fd, SRD_EV_SIGNAL);
 	if (err)
 		goto err;
+	/* Devices (link.h) once the loop can serve their netlink socket. */
+	err = links_init(d, o);
+	if (err)
+		goto err;
 	err = engine_init(d);
 	if (err)
 		goto err;
@@ -126,6 +128,7 @@ void daemon_fini(struct srd_daemon *d)
 {
 	list_for_each (&d->clients, it)
 		client_destroy(list_entry(it, struct srd_client, node));
+	cm_fini(d);
 	if (d->engine_up)
 		engine_fini(d);
 	d->engine_up = false;

@@ -30,10 +30,58 @@ static void drain(int fd, size_t sz)
 		;
 }
 
+/*
+ * Other fds the loop serves (netlink, sockets of the wires): tags
+ * SRD_EV_SRC_BASE + slot, so they never collide with a client pointer.
+ */
+struct loop_src {
+	int fd;
+	void (*cb)(struct srd_daemon *d, void *arg);
+	void *arg;
+};
+static struct loop_src srcs[SRD_EV_SRC_MAX];
+
+int loop_add_fd(struct srd_daemon *d, int fd,
+		void (*cb)(struct srd_daemon *d, void *arg), void *arg)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+
+	for (unsigned int i = 0; i < SRD_EV_SRC_MAX; i++) {
+		if (srcs[i].cb)
+			continue;
+		ev.data.u64 = SRD_EV_SRC_BASE + i;
+		if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, fd, &ev))
+			return -errno;
+		srcs[i] = (struct loop_src){ .fd = fd, .cb = cb, .arg = arg };
+		return 0;
+	}
+	return -ENOSPC;
+}
+
+void loop_del_fd(struct srd_daemon *d, int fd)
+{
+	for (unsigned int i = 0; i < SRD_EV_SRC_MAX; i++) {
+		if (srcs[i].cb && srcs[i].fd == fd) {
+			epoll_ctl(d->epfd, EPOLL_CTL_DEL, fd, NULL);
+			srcs[i] = (struct loop_src){ .fd = -1 };
+		}
+	}
+}
+
 static void handle_events(struct srd_daemon *d, struct epoll_event *ev, int n)
 {
 	for (int i = 0; i < n; i++) {
-		switch (ev[i].data.u64) {
+		uint64_t tag = ev[i].data.u64;
+
+		if (tag >= SRD_EV_SRC_BASE &&
+		    tag < SRD_EV_SRC_BASE + SRD_EV_SRC_MAX) {
+			struct loop_src *src = &srcs[tag - SRD_EV_SRC_BASE];
+
+			if (src->cb)
+				src->cb(d, src->arg);
+			continue;
+		}
+		switch (tag) {
 		case SRD_EV_LISTEN:
 			client_accept_all(d);
 			break;
@@ -96,12 +144,23 @@ static uint64_t sleep_timeout(struct srd_daemon *d, uint64_t now)
 {
 	uint64_t until = engine_next_deadline(d);
 
+	if (cm_next_deadline(d) < until)
+		until = cm_next_deadline(d);
+
 	if (d->idle_exit_ns && !d->nclients &&
 	    d->idle_since + d->idle_exit_ns < until)
 		until = d->idle_since + d->idle_exit_ns;
 	if (until == UINT64_MAX)
 		return UINT64_MAX;
 	return until > now ? until - now : 0;
+}
+
+/* One pass of the device: the transport engine, then the CM (QP1). */
+static bool device_pass(struct srd_daemon *d, uint64_t now)
+{
+	bool work = engine_progress(d, now);
+
+	return cm_progress(d, now) || work;
 }
 
 static void engine_sleep(struct srd_daemon *d)
@@ -117,7 +176,7 @@ static void engine_sleep(struct srd_daemon *d)
 	 * last pass sees its WQEs. */
 	atomic_thread_fence(memory_order_seq_cst);
 	now = srd_now_ns();
-	if (!engine_progress(d, now)) {
+	if (!device_pass(d, now)) {
 		timeout = sleep_timeout(d, now);
 		if (timeout)
 			poll_events(d, timeout);
@@ -132,7 +191,7 @@ int daemon_run(struct srd_daemon *d)
 	unsigned int passes = 0;
 
 	while (!d->stop) {
-		bool work = engine_progress(d, now);
+		bool work = device_pass(d, now);
 
 		now = srd_now_ns();
 		if (work)

@@ -8,6 +8,9 @@ enum {
 	SRD_EV_LISTEN = 1,
 	SRD_EV_DOORBELL = 2,
 	SRD_EV_SIGNAL = 3,
+	/* loop_add_fd() sources: SRD_EV_SRC_BASE + slot */
+	SRD_EV_SRC_BASE = 16,
+	SRD_EV_SRC_MAX = 32,
 };
 
 #endif

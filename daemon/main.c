@@ -14,6 +14,11 @@
 #include <unistd.h>
 
 #include "daemon/core.h"
+#include "daemon/link.h"
+#include "daemon/net/net.h"
+
+#define SRD_CONFIG_ENV "SOFTRDMA_CONFIG"
+#define SRD_CONFIG_DEFAULT "/etc/softrdma.conf"
 
 static void usage(FILE *f)
 {
@@ -27,9 +32,15 @@ static void usage(FILE *f)
 		"  --spin-us N         busy-poll N us after the last work "
 		"before sleeping (default 50)\n"
 		"  --log FILE          append a log to FILE\n"
+		"  --config PATH       devices to add at start (default: "
+		"$%s, else %s\n"
+		"                      if it exists; \"\": none)\n"
+		"  --no-default-device no softrdma0 on lo\n"
 		"  --verbose           log debug messages too\n"
 		"  --help              this text\n",
-		SRD_SOCKET_ENV, SRD_SOCKET_DEFAULT);
+		SRD_SOCKET_ENV, SRD_SOCKET_DEFAULT, SRD_CONFIG_ENV,
+		SRD_CONFIG_DEFAULT);
+	srd_net_usage(f);
 }
 
 static int parse_u64(const char *s, uint64_t max, uint64_t *out)
@@ -121,12 +132,17 @@ int main(int argc, char **argv)
 		{ "spin-us", required_argument, NULL, 'p' },
 		{ "log", required_argument, NULL, 'l' },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "config", required_argument, NULL, 'c' },
+		{ "no-default-device", no_argument, NULL, 'N' },
+		SRD_NET_LONG_OPTIONS,
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct srd_options o = { .spin_us = 50 };
 	static struct srd_daemon d;
 	const char *log_path = NULL;
+	const char *config_path = NULL;
+	static struct srd_config config;
 	bool foreground = false;
 	int level = SRD_LOG_INFO;
 	int c, fd, log_fd = -1, err;
@@ -134,6 +150,7 @@ int main(int argc, char **argv)
 	/* Whatever the starter left open (pipes of a test runner, its
 	 * sockets) must not be held for the daemon's lifetime. */
 	close_range(3, ~0u, 0);
+	srd_net_config_defaults();
 	o.socket_name = getenv(SRD_SOCKET_ENV);
 	if (!o.socket_name || !*o.socket_name)
 		o.socket_name = SRD_SOCKET_DEFAULT;
@@ -159,10 +176,21 @@ int main(int argc, char **argv)
 		case 'v':
 			level = SRD_LOG_DEBUG;
 			break;
+		case 'c':
+			config_path = optarg;
+			break;
+		case 'N':
+			o.no_default_device = true;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
 		default:
+			if (c >= SRD_NET_OPT_UDP_PORT) {
+				if (srd_net_option(c, optarg))
+					return 2;
+				break;
+			}
 			usage(stderr);
 			return 2;
 		}
@@ -171,6 +199,8 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	if (srd_net_config_env())
+		return 2;
 	signal(SIGPIPE, SIG_IGN);
 	raise_fd_limit();
 
@@ -181,6 +211,20 @@ int main(int argc, char **argv)
 		fprintf(stderr, "softrdmad: socket %s: %s\n", o.socket_name,
 			strerror(-fd));
 		return 1;
+	}
+	/* Read before detaching, so a bad file is reported to the user. */
+	if (!config_path)
+		config_path = getenv(SRD_CONFIG_ENV);
+	if (!config_path && !access(SRD_CONFIG_DEFAULT, F_OK))
+		config_path = SRD_CONFIG_DEFAULT;
+	if (config_path && *config_path) {
+		err = config_load(config_path, &config, stderr);
+		if (err) {
+			fprintf(stderr, "softrdmad: configuration not "
+					"loaded\n");
+			return 1;
+		}
+		o.config = &config;
 	}
 	if (log_path) {
 		log_fd = open(log_path,
@@ -208,6 +252,7 @@ int main(int argc, char **argv)
 	daemon_run(&d);
 	srd_log(SRD_LOG_INFO, "exiting");
 	daemon_fini(&d);
+	config_free(&config);
 	close(fd);
 	return 0;
 

@@ -54,6 +54,8 @@ struct srd_device {
 	uint64_t node_guid; /* big endian */
 	struct ibv_device_attr attr;
 	struct srd_port port; /* port 1 */
+	/* QP1 (cm/gsi.c): reached by QPN 1 on this device, in no table. */
+	struct srd_qp *gsi;
 };
 
 struct srd_pd {
@@ -194,6 +196,7 @@ struct srd_daemon {
 	struct srd_dev_page *dev_page;
 	uint32_t qp_handle_dummy;
 	struct srd_engine *engine; /* transport/ state */
+	struct srd_cm *cm;	   /* cm/ state, made by the first CM command */
 	/* main loop (loop.c) */
 	int sig_fd;
 	bool stop;

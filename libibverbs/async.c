@@ -94,6 +94,18 @@ LIB_EXPORT int ibv_get_async_event(struct ibv_context *context,
 		got = read(context->async_fd, &rec, sizeof(rec));
 		if (got < 0)
 			return -1;
+		if (got == 0) {
+			/* The device is gone (its daemon exited).  As on a
+			 * kernel device's removal: one DEVICE_FATAL, then
+			 * EIO for every later wait. */
+			if (atomic_exchange(&ctx->device_gone, true)) {
+				errno = EIO;
+				return -1;
+			}
+			event->event_type = IBV_EVENT_DEVICE_FATAL;
+			event->element.port_num = 0;
+			return 0;
+		}
 		if (got != sizeof(rec)) {
 			errno = EIO;
 			return -1;

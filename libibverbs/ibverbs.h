@@ -52,6 +52,8 @@ struct srd_context {
 	/* QPs by number, for poll_cq; objects by user_handle, for events. */
 	struct srd_htab qpn_tab;
 	struct srd_htab obj_tab;
+	/* The daemon closed the async pipe: DEVICE_FATAL was handed out. */
+	atomic_bool device_gone;
 };
 
 static inline struct srd_context *to_ctx(struct ibv_context *c)
@@ -254,7 +256,8 @@ int ibv_query_gid_type(struct ibv_context *context, uint8_t port_num,
 		       unsigned int index, enum srd_gid_type_sysfs *type);
 int ibv_read_sysfs_file(const char *dir, const char *file, char *buf,
 			size_t size);
-int ibv_get_sysfs_path(char *buf, size_t size);
+/* rdma-core 44 driver.h: the sysfs root, $SYSFS_PATH or "/sys". */
+const char *ibv_get_sysfs_path(void);
 int ibv_dontfork_range(void *base, size_t size);
 int ibv_dofork_range(void *base, size_t size);
 int ibv_resolve_eth_l2_from_gid(struct ibv_context *context,

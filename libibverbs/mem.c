@@ -27,10 +27,14 @@ static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 static uintptr_t page_size(void)
 {
 	static uintptr_t ps;
+	uintptr_t v = __atomic_load_n(&ps, __ATOMIC_RELAXED);
 
-	if (!ps)
-		ps = (uintptr_t)sysconf(_SC_PAGESIZE);
-	return ps;
+	/* Threads registering at once may all look it up: same answer. */
+	if (!v) {
+		v = (uintptr_t)sysconf(_SC_PAGESIZE);
+		__atomic_store_n(&ps, v, __ATOMIC_RELAXED);
+	}
+	return v;
 }
 
 void srd_seg_unlist(struct srd_seg *g)

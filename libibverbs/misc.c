@@ -102,21 +102,32 @@ LIB_EXPORT int ibv_dofork_range(void *base, size_t size)
 	return 0;
 }
 
-LIB_EXPORT int ibv_get_sysfs_path(char *buf, size_t size)
+static char sysfs_path[4096] = "/sys";
+static pthread_once_t sysfs_path_once = PTHREAD_ONCE_INIT;
+
+/* Read once, as rdma-core does; $SYSFS_PATH only when not set-uid. */
+static void sysfs_path_init(void)
 {
-	const char *env = getenv("SYSFS_PATH");
+	const char *env = NULL;
 	size_t len;
 
+	if (getuid() == geteuid())
+		env = getenv("SYSFS_PATH");
 	if (!env || !*env)
-		env = "/sys";
-	len = strlen(env);
+		return;
+	len = strnlen(env, sizeof(sysfs_path) - 1);
 	while (len > 1 && env[len - 1] == '/')
 		len--;
-	if (len + 1 > size)
-		return -1;
-	memcpy(buf, env, len);
-	buf[len] = '\0';
-	return 0;
+	memcpy(sysfs_path, env, len);
+	sysfs_path[len] = '\0';
+}
+
+/* Callers (librdmacm, MPI) take the returned string as the root of the
+ * sysfs paths they read through ibv_read_sysfs_file(). */
+LIB_EXPORT const char *ibv_get_sysfs_path(void)
+{
+	pthread_once(&sysfs_path_once, sysfs_path_init);
+	return sysfs_path;
 }
 
 /* What a kernel RDMA device would show in sysfs, for the few attributes

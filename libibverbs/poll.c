@@ -100,15 +100,19 @@ static int poll_yield_enabled(void)
 {
 	static int enabled = -1;
 	const char *env;
+	int on = __atomic_load_n(&enabled, __ATOMIC_RELAXED);
 
-	if (__atomic_load_n(&enabled, __ATOMIC_RELAXED) >= 0)
-		return enabled;
+	if (on >= 0)
+		return on;
 	env = getenv("SOFTRDMA_POLL_YIELD");
 	if (env && (env[0] == '0' || env[0] == '1'))
-		enabled = env[0] == '1';
+		on = env[0] == '1';
 	else
-		enabled = sysconf(_SC_NPROCESSORS_ONLN) < 4;
-	return enabled;
+		on = sysconf(_SC_NPROCESSORS_ONLN) < 4;
+	/* Pollers on several threads may all get here first: each stores
+	 * the same answer. */
+	__atomic_store_n(&enabled, on, __ATOMIC_RELAXED);
+	return on;
 }
 
 void srd_poll_yield(void)

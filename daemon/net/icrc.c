@@ -528,6 +528,66 @@ uint32_t srd_icrc_v4_from_parts(const struct srd_icrc_udp4 *f, uint16_t id,
 	return ~icrc_raw(hdr, IPV4_HDR_SIZE + SRD_ICRC_UDP_SIZE, bth, len);
 }
 
+/* hdr holds hlen bytes of IP and UDP header; the CRC register over it and
+ * the gathered BTH ... pad (the first piece holds the BTH). */
+static uint32_t icrc_raw_iov(uint8_t *hdr, size_t hlen, const struct iovec *iov,
+			     int iovcnt, size_t len)
+{
+	size_t left = len - SRD_ICRC_SIZE, skip = SRD_ICRC_BTH_SIZE;
+	uint32_t crc;
+
+	memcpy(hdr + hlen, iov[0].iov_base, SRD_ICRC_BTH_SIZE);
+	hdr[hlen - 2] = 0xff;
+	hdr[hlen - 1] = 0xff;
+	hdr[hlen + 4] = 0xff;
+	crc = srd_crc32_update(lrh_seed, hdr, hlen + SRD_ICRC_BTH_SIZE);
+	left -= SRD_ICRC_BTH_SIZE;
+	for (int i = 0; i < iovcnt && left; i++) {
+		size_t n = iov[i].iov_len - skip;
+
+		if (n > left)
+			n = left;
+		crc = srd_crc32_update(
+			crc, (const uint8_t *)iov[i].iov_base + skip, n);
+		left -= n;
+		skip = 0;
+	}
+	return crc;
+}
+
+uint32_t srd_icrc_v4_from_iov(const struct srd_icrc_udp4 *f, uint16_t id,
+			      uint16_t frag_off, const struct iovec *iov,
+			      int iovcnt, size_t len)
+{
+	uint8_t hdr[PSEUDO_MAX];
+
+	build_ipv4(hdr, f, id, frag_off, len);
+	return ~icrc_raw_iov(hdr, IPV4_HDR_SIZE + SRD_ICRC_UDP_SIZE, iov,
+			     iovcnt, len);
+}
+
+static void build_ipv6(uint8_t *hdr, const struct srd_icrc_udp6 *f, size_t len)
+{
+	memset(hdr, 0, IPV6_HDR_SIZE);
+	hdr[0] = 0x60;
+	put_be16(hdr + 4, (uint16_t)(SRD_ICRC_UDP_SIZE + len));
+	hdr[6] = 17; /* UDP */
+	memcpy(hdr + 8, f->saddr, 16);
+	memcpy(hdr + 24, f->daddr, 16);
+	mask_ipv6(hdr);
+	build_udp(hdr + IPV6_HDR_SIZE, f->sport, f->dport, len);
+}
+
+uint32_t srd_icrc_v6_from_iov(const struct srd_icrc_udp6 *f,
+			      const struct iovec *iov, int iovcnt, size_t len)
+{
+	uint8_t hdr[PSEUDO_MAX];
+
+	build_ipv6(hdr, f, len);
+	return ~icrc_raw_iov(hdr, IPV6_HDR_SIZE + SRD_ICRC_UDP_SIZE, iov,
+			     iovcnt, len);
+}
+
 uint32_t srd_icrc_v6_from_parts(const struct srd_icrc_udp6 *f, const void *bth,
 				size_t len)
 {

@@ -25,6 +25,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/uio.h>
 
 #define SRD_ICRC_SIZE 4
 #define SRD_ICRC_BTH_SIZE 12
@@ -95,6 +96,18 @@ uint32_t srd_icrc_v4_from_parts(const struct srd_icrc_udp4 *f, uint16_t id,
 /* The same over IPv6 (payload length 8 + len, next header UDP). */
 uint32_t srd_icrc_v6_from_parts(const struct srd_icrc_udp6 *f, const void *bth,
 				size_t len);
+
+/*
+ * The same from a gather list, for a sender whose headers and payload lie
+ * apart: iov holds the UDP payload up to, not including, the ICRC (BTH,
+ * extended headers, payload, pad: len - 4 bytes in all), and the first
+ * piece holds at least the BTH.  len counts the ICRC, as above.
+ */
+uint32_t srd_icrc_v4_from_iov(const struct srd_icrc_udp4 *f, uint16_t id,
+			      uint16_t frag_off, const struct iovec *iov,
+			      int iovcnt, size_t len);
+uint32_t srd_icrc_v6_from_iov(const struct srd_icrc_udp6 *f,
+			      const struct iovec *iov, int iovcnt, size_t len);
 
 /* Store/load the ICRC in the last 4 bytes of the len bytes at buf. */
 void srd_icrc_put(void *buf, size_t len, uint32_t icrc);

@@ -200,6 +200,13 @@ static enum comp_state check_ack(struct comp_ctx *c)
 		switch (syn & ROCE_AETH_VALUE_MASK) {
 		case ROCE_NAK_PSN_SEQ:
 			c->tp->cnt.seq_naks_rcvd++;
+			/* Everything before the PSN arrived: that is forward
+			 * progress, and the retry count limits retries
+			 * without progress (a lossy path is not a dead one). */
+			if (roce_psn_cmp(pkt->psn, c->tp->una_psn) > 0) {
+				advance_una(c->tp, pkt->psn - 1);
+				c->progress = true;
+			}
 			c->retry_psn = pkt->psn;
 			return CS_RETRY;
 		case ROCE_NAK_INVALID_REQ:

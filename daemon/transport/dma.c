@@ -209,6 +209,45 @@ int dma_copy(struct srd_daemon *d, struct srd_dma *dst, struct srd_dma *src,
 	return 0;
 }
 
+int dma_map_iov(struct srd_daemon *d, struct srd_dma *m, uint64_t len,
+		struct iovec *iov, int max)
+{
+	struct srd_mr *cache = NULL;
+	uint32_t key = 0;
+	int n = 0;
+
+	if (m->kind == SRD_DMA_BUF)
+		return -ENOTSUP;
+	while (len) {
+		struct piece pc;
+		struct srd_mr *mr;
+		uint64_t k;
+		uint8_t *p;
+
+		if (!cur_piece(m, &pc))
+			return -EFAULT;
+		k = pc.len < len ? pc.len : len;
+		mr = piece_mr(d, m, &pc, k, &cache, &key);
+		if (!mr)
+			return -EFAULT;
+		p = mr_ptr(mr, pc.va);
+		if (!p)
+			return -ENOTSUP;
+		if (n &&
+		    (uint8_t *)iov[n - 1].iov_base + iov[n - 1].iov_len == p) {
+			iov[n - 1].iov_len += k;
+		} else {
+			if (n == max)
+				return -E2BIG;
+			iov[n].iov_base = p;
+			iov[n++].iov_len = k;
+		}
+		m->off += k;
+		len -= k;
+	}
+	return n;
+}
+
 int dma_check_sgl(struct srd_daemon *d, const struct srd_sge *sge, uint32_t num,
 		  const struct srd_pd *pd, int access)
 {

@@ -9,6 +9,7 @@
 #define SOFTRDMA_TRANSPORT_DMA_H
 
 #include <stdint.h>
+#include <sys/uio.h>
 
 #include "common/ring.h"
 #include "daemon/objects.h"
@@ -67,6 +68,16 @@ void dma_advance(struct srd_dma *m, uint64_t n);
  */
 int dma_copy(struct srd_daemon *d, struct srd_dma *dst, struct srd_dma *src,
 	     uint64_t len);
+
+/*
+ * Point iov at the next len bytes of m, in place in the daemon's MR
+ * mappings (no copy), and advance m.  Returns the number of pieces, or
+ * -EFAULT (a piece failed its check or the buffer ended), -ENOTSUP (a
+ * piece is daemon memory or an MR the daemon does not map), -E2BIG (more
+ * than max pieces).  On an error m's cursor is left anywhere.
+ */
+int dma_map_iov(struct srd_daemon *d, struct srd_dma *m, uint64_t len,
+		struct iovec *iov, int max);
 
 /* Check every non-empty piece of an SGL without moving bytes: 0 or
  * -EACCES (key, PD, bounds or access). */

@@ -11,20 +11,29 @@
 #include <string.h>
 
 #include "daemon/transport/engine.h"
+#include "daemon/transport/wire.h"
 
 int engine_init(struct srd_daemon *d)
 {
 	struct srd_engine *e = calloc(1, sizeof(*e));
+	int err;
 
 	if (!e)
 		return -ENOMEM;
 	e->d = d;
 	d->engine = e;
-	return 0;
+	err = wire_init(e);
+	if (err) {
+		d->engine = NULL;
+		free(e);
+	}
+	return err;
 }
 
 void engine_fini(struct srd_daemon *d)
 {
+	if (d->engine)
+		wire_fini(d->engine);
 	free(d->engine);
 	d->engine = NULL;
 }
@@ -257,19 +266,21 @@ bool engine_progress(struct srd_daemon *d, uint64_t now_ns)
 
 	e->now = now_ns;
 	e->in_progress = true;
+	work |= wire_poll(e);
 	list_for_each (&d->qps, it) {
 		struct srd_qp *qp = list_entry(it, struct srd_qp, node);
 
 		if (qp->tp)
 			work |= tp_progress(qp->tp, now_ns);
 	}
+	wire_flush(e);
 	e->in_progress = false;
 	return work;
 }
 
 uint64_t engine_next_deadline(struct srd_daemon *d)
 {
-	uint64_t t = UINT64_MAX;
+	uint64_t t = wire_next_deadline(d->engine);
 
 	list_for_each (&d->qps, it) {
 		struct srd_qp *qp = list_entry(it, struct srd_qp, node);

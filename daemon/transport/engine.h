@@ -54,6 +54,7 @@ struct srd_engine {
 	uint64_t now;	  /* time of the current pass */
 	bool in_progress; /* inside engine_progress() */
 	uint64_t wire_drops;
+	struct srd_wire *wire; /* wire.h */
 };
 
 enum srd_swqe_state {
@@ -291,10 +292,12 @@ bool completer_timers(struct srd_qp_transport *tp, uint64_t now);
 /* --- flush.c --- */
 bool flush_run(struct srd_qp_transport *tp);
 
-/* --- wire_mem.c --- */
+/* --- wire_mem.c, wire.c (see wire.h) --- */
+/* The local device a packet to dgid goes to; NULL: the UDP wire's. */
 struct srd_device *wire_route(struct srd_daemon *d, const union ibv_gid *dgid);
-/* Deliver pkt to its destination QP; the destination has processed it
- * (or dropped it) when this returns. */
+/* Send pkt.  On the in-memory wire the destination has processed it (or
+ * dropped it) when this returns; the UDP wire sends it at the end of the
+ * pass, its payload read then. */
 void wire_send(struct srd_qp_transport *src, struct srd_pkt *pkt);
 /* Whether an RC/UC QP's path leads to this daemon (the in-memory wire). */
 bool tp_route_local(struct srd_qp_transport *tp);

@@ -5,15 +5,17 @@
  * payload stays a reference to the sender's buffer; the receiver copies it
  * once into its destination.  Delivery is synchronous (see engine.h).
  *
- * What a network would check is checked here too: the opcode's transport
- * must match the QP type, and an RC/UC QP only accepts packets from the
- * GID its path points at.
+ * What a network would check is checked here too, for packets from UDP as
+ * well: the opcode's transport must match the QP type, and an RC/UC QP
+ * only accepts packets from the GID its path points at.
  */
+#include <errno.h>
 #include <string.h>
 
 #include "daemon/transport/engine.h"
+#include "daemon/transport/wire.h"
 
-struct srd_device *wire_route(struct srd_daemon *d, const union ibv_gid *dgid)
+struct srd_device *wire_dev_by_gid(struct srd_daemon *d, const uint8_t gid[16])
 {
 	list_for_each (&d->devices, it) {
 		struct srd_device *dev =
@@ -21,11 +23,18 @@ struct srd_device *wire_route(struct srd_daemon *d, const union ibv_gid *dgid)
 
 		for (unsigned int i = 0; i < SRD_MAX_GIDS; i++)
 			if (dev->port.gid_valid[i] &&
-			    !memcmp(dev->port.gid[i].raw, dgid->raw,
-				    sizeof(dgid->raw)))
+			    !memcmp(dev->port.gid[i].raw, gid, 16))
 				return dev;
 	}
 	return NULL;
+}
+
+struct srd_device *wire_route(struct srd_daemon *d, const union ibv_gid *dgid)
+{
+	/* Forced UDP: no destination is local, so no trains either. */
+	if (d->engine && d->engine->wire && d->engine->wire->force_udp)
+		return NULL;
+	return wire_dev_by_gid(d, dgid->raw);
 }
 
 static bool type_matches(uint8_t opcode, enum ibv_qp_type type)
@@ -42,31 +51,27 @@ static bool type_matches(uint8_t opcode, enum ibv_qp_type type)
 	}
 }
 
-void wire_send(struct srd_qp_transport *src, struct srd_pkt *pkt)
+int wire_deliver(struct srd_engine *e, struct srd_pkt *pkt)
 {
-	struct srd_engine *e = src->eng;
 	struct srd_qp *dst;
 
-	/* Not one of ours: the UDP wire's job; dropped until it exists. */
-	if (!pkt->dst_dev || !(pkt->mask & OPF_VALID)) {
-		e->wire_drops++;
-		return;
-	}
-	dst = qp_lookup_num(e->d, pkt->qpn);
-	if (!dst || dst->dev != pkt->dst_dev || !dst->tp) {
-		e->wire_drops++;
-		return;
-	}
+	if (!pkt->dst_dev || !(pkt->mask & OPF_VALID))
+		return -ENOENT;
+	/* QPN 1 is each device's own QP1 (cm/gsi.c). */
+	dst = pkt->qpn == 1 ? pkt->dst_dev->gsi : qp_lookup_num(e->d, pkt->qpn);
+	if (!dst || dst->dev != pkt->dst_dev || !dst->tp)
+		return -ENOENT;
 	if (!type_matches(pkt->opcode, dst->type) ||
 	    pkt->pkey != ROCE_DEFAULT_PKEY ||
 	    (dst->type != IBV_QPT_UD &&
 	     memcmp(dst->attr.ah_attr.grh.dgid.raw, pkt->sgid.raw,
 		    sizeof(pkt->sgid.raw)))) {
 		dst->tp->cnt.rx_drops += pkt->npkts;
-		return;
+		return -EPERM;
 	}
 	if (pkt->mask & OPF_RESP)
 		completer_rx(dst->tp, pkt);
 	else
 		responder_rx(dst->tp, pkt);
+	return 0;
 }

@@ -34,7 +34,7 @@ typedef struct ibv_context *(*open_fn)(struct ibv_device *);
 typedef void (*ack_fn)(struct ibv_async_event *);
 
 struct ends {
-	struct ibv_qp *req; /* requester */
+	struct ibv_qp *req;  /* requester */
 	struct ibv_qp *resp; /* responder */
 };
 

@@ -80,7 +80,7 @@ def errors(h, provoke):
         if nums.count(num) != 1:
             raise t.TestFailure("event %d printed %d times, want once" %
                                 (num, nums.count(num)))
-        if not re.search(r"^async_provoke: ack \S+ \(%d\): %s$" %
+        if not re.search(r"^async_provoke: ack .+ \(%d\): %s$" %
                          (num, re.escape(what)), err, re.M):
             raise t.TestFailure("event %d not acknowledged for %s" %
                                 (num, what))

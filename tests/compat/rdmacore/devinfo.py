@@ -9,9 +9,15 @@ devinfo  ibv_devinfo: hca_id softrdma0, port 1 PORT_ACTIVE, Ethernet link
 verbose  ibv_devinfo -v: the above, device caps, GID[0] a RoCE v2 GID
 list     ibv_devinfo -l: "1 HCA found" and softrdma0
 port     ibv_devinfo -d softrdma0 -i 1: only port 1, PORT_ACTIVE
+devices_vs_ours, verbose_vs_ours
+         Debian's ibv_devices / ibv_devinfo -v and softrdma's own (built
+         on our headers, next to softrdmad) print exactly the same lines:
+         every attribute struct is read at the same offsets.
 """
 
 import argparse
+import difflib
+import os
 import re
 import sys
 
@@ -60,7 +66,30 @@ BAD = re.compile(r"Failed|failed|Couldn't|couldn't|No IB devices|"
                  r"not found|error", re.M)
 
 
+def same_as_ours(h, mode):
+    """Debian's tool and ours (built on our headers) print the same."""
+    argv = CHECKS[mode][0]
+    ours = os.path.join(os.path.dirname(h.daemon),
+                        os.path.basename(argv[0]))
+    if not os.access(ours, os.X_OK):
+        raise t.Skip("no %s in the build" % ours)
+    deb = h.run("debian", argv, timeout=30)
+    mine = h.run("ours", [ours] + argv[1:], timeout=30)
+    if deb.rc != 0 or mine.rc != 0:
+        raise t.TestFailure("exit %s (Debian) / %s (ours)" %
+                            (deb.rc, mine.rc))
+    a, b = deb.output().splitlines(), mine.output().splitlines()
+    diff = list(difflib.unified_diff(a, b, "debian", "ours", lineterm=""))
+    if diff:
+        t.log("\n".join(diff))
+        raise t.TestFailure("Debian's %s and ours differ: a field read "
+                            "at another offset or a value lost" % argv[0])
+    t.log("%d identical lines" % len(a))
+
+
 def body(h, mode):
+    if mode.endswith("_vs_ours"):
+        return same_as_ours(h, mode[:-len("_vs_ours")])
     argv, patterns = CHECKS[mode]
     t.need_binary(argv[0])
     p = h.run(mode, argv, timeout=30)
@@ -86,7 +115,8 @@ def body(h, mode):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--mode", choices=sorted(CHECKS), required=True)
+    modes = sorted(CHECKS) + ["devices_vs_ours", "verbose_vs_ours"]
+    ap.add_argument("--mode", choices=modes, required=True)
     args = ap.parse_args()
     return t.main("devinfo_" + args.mode, lambda h: body(h, args.mode))
 

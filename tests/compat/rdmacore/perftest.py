@@ -15,6 +15,7 @@ finite figures.  The whole perftest output goes into the test log.
 
 import argparse
 import math
+import os
 import re
 import sys
 
@@ -61,12 +62,29 @@ def check_rows(p, binary, opts):
     got = [r[0] for r in rows]
     if got != sizes:
         raise t.TestFailure("%s: sizes %s, want %s" % (p.tag, got, sizes))
+    # The count is per QP; in duration mode (-D) it is what was done.
     iters = int(opt(opts, "-n", "1000" if "_lat" in binary else "5000"))
+    iters *= int(opt(opts, "-q", "1"))
+    if "-D" in opts:
+        iters = None
+    # perftest calibrates its cycle counter against gettimeofday() for
+    # every latency report; on a loaded machine the fit can fail
+    # ("Correlation coefficient r^2: ... < 0.9") and that row's figures come
+    # out as inf.  Such rows (no more than the failed fits) only lack
+    # perftest's clock, not our device's work.
+    uncalibrated = len(re.findall(r"Correlation coefficient r\^2: [\d.]+ <",
+                                  out + p.errors()))
     for size, n, figs in rows:
-        if n != iters:
+        if iters is not None and n != iters:
             raise t.TestFailure("%s: %d B ran %d iterations, want %d" %
                                 (p.tag, size, n, iters))
         vals = [float(x) for x in figs]
+        if ("_lat" in binary and uncalibrated and
+                all(math.isinf(v) or math.isnan(v) for v in vals)):
+            uncalibrated -= 1
+            t.log("note: %d B: perftest could not calibrate its clock"
+                  % size)
+            continue
         # perftest's own t_stdev can come out as -nan (it subtracts
         # nearly equal sums); every other figure must be a number.
         if "_lat" in binary and len(vals) > 4:
@@ -85,10 +103,21 @@ def check_rows(p, binary, opts):
 def body(h, args):
     binary = t.need_binary(args.bin)
     opts = args.opts
+    if "-R" in opts and not os.path.isfile(
+            os.path.join(h.libdir, "librdmacm.so.1")):
+        raise t.Skip("-R needs RDMA CM and %s has no librdmacm.so.1 yet" %
+                     h.libdir)
     port = str(t.free_port())
     base = [binary, "-d", "softrdma0", "-x", "0", "-p", port]
     server = h.start("server", base + opts)
-    h.wait_listen(server, int(port))
+    if "-R" in opts:
+        # It listens through RDMA CM, not on a TCP port.
+        sys.path.insert(0, os.path.join(os.path.dirname(
+            os.path.abspath(__file__)), "..", "rdmacm"))
+        from t_cm import wait_cm_listening
+        wait_cm_listening(h, server)
+    else:
+        h.wait_listen(server, int(port))
     h.check_maps(server)
     client = h.start("client", base + opts + ["127.0.0.1"])
     client.wait(args.timeout)

@@ -34,6 +34,9 @@ LOADED_RE = re.compile(r"^\s*(\d+):\s+(?:calling init: (\S+)|"
                        r"file=(\S+) \[\d+\];\s+generating link map)")
 
 
+STDBUF = shutil.which("stdbuf")
+
+
 class TestFailure(Exception):
     """A check failed: the message says which and why."""
 
@@ -83,6 +86,15 @@ def listening(port):
     return False
 
 
+def alive(pid):
+    """Running: a zombie (the daemon's parent is init) counts as gone."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
 class Proc:
     """A client process of the test, with its output in files."""
 
@@ -93,6 +105,10 @@ class Proc:
         self.err_path = os.path.join(h.tmp, tag + ".err")
         self.ld_prefix = os.path.join(h.tmp, "ld." + tag)
         env = dict(env)
+        # Line-buffered stdio, so a process killed on a time-out still
+        # leaves its output in the log (stdbuf execs it: same pid).
+        if STDBUF:
+            argv = [STDBUF, "-oL", "-eL"] + list(argv)
         env["LD_DEBUG"] = "libs"
         env["LD_DEBUG_OUTPUT"] = self.ld_prefix
         self._out = open(self.out_path, "w")
@@ -204,7 +220,7 @@ class Harness:
             log("----- %s stderr -----" % p.tag)
             log(err.rstrip("\n"))
 
-    def wait_listen(self, p, port, timeout=20):
+    def wait_listen(self, p, port, timeout=60):
         """Wait until `p` listens on `port`; fail if it dies first."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
@@ -303,8 +319,8 @@ class Harness:
                 pass
         deadline = time.monotonic() + 5
         while pids and time.monotonic() < deadline:
-            pids = [x for x in pids if os.path.exists("/proc/%d" % x)]
-            time.sleep(0.05)
+            pids = [x for x in pids if alive(x)]
+            time.sleep(0.02)
         for pid in pids:
             try:
                 os.kill(pid, signal.SIGKILL)

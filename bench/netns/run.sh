@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# Cross-host benchmark: two network namespaces joined by a veth (MTU 9000),
+# one softrdmad each, and the same path measured with the kernel's UDP.
+#
+#   bench/netns/run.sh [-b BUILD] [-t SECS] [--mtu N]
+#
+#   -b BUILD   build tree (default: build next to the sources, or $SRD_BUILD)
+#   -t SECS    seconds of UDP bulk traffic (default 3)
+#   --mtu N    veth MTU (default 9000; path MTU 4096 needs more than 4200)
+#
+# Prints, then the ratios:
+#   UDP goodput     4 KiB datagrams, UDP GSO batches + sendmmsg to a
+#                   UDP_GRO + recvmmsg receiver (bench/udp_ref.c)
+#   UDP RTT         16-byte ping-pong, both ends busy-polling; median
+#   RC WRITE 64 KiB ib_write_bw (Debian perftest on our libibverbs), path
+#                   MTU 4096, GB/s = 10^9 bytes/s
+#   RC WRITE 2 B    ib_write_lat, typical (median) one-way latency, i.e.
+#                   half a round trip
+# It is a command, not a test: exit 0 when everything ran, 1 otherwise;
+# root and network namespaces are needed (exit 77 without).
+here=$(cd "$(dirname "$0")" && pwd)
+build=${SRD_BUILD:-$here/../../build}
+secs=3
+mtu=9000
+while [ $# -gt 0 ]; do
+	case $1 in
+	-b) build=$2; shift 2 ;;
+	-t) secs=$2; shift 2 ;;
+	--mtu) mtu=$2; shift 2 ;;
+	-h | --help) sed -n '4,23p' "$0"; exit 0 ;;
+	*) echo "run.sh: unknown argument $1" >&2; exit 2 ;;
+	esac
+done
+SRD_BUILD=$(cd "$build" 2>/dev/null && pwd) || {
+	echo "run.sh: no build tree $build" >&2
+	exit 1
+}
+export SRD_BUILD
+. "$here/../../tests/netns/lib.sh"
+
+UDP_REF=$SRD_BUILD/bench/netns/udp_ref
+ns_init bench 600
+[ -x "$UDP_REF" ] || ns_fail "no $UDP_REF (build the udp_ref target)"
+NS_MTU=$mtu
+ns_setup 2
+a1=$(ns_addr 1 v4)
+g1=$(ns_gid 1 v4)
+g2=$(ns_gid 2 v4)
+ok=1
+
+# key FILE KEY: the number after "KEY " in FILE.
+key()
+{
+	sed -n "s/^$2 \([0-9.]*\).*/\1/p" "$1" | tail -n 1
+}
+
+# (1) UDP goodput.
+ns_bg 1 udp_sink "$UDP_REF" sink -p 19500 -T $((secs + 30))
+sink=$NS_BG_PID
+sleep 0.3
+ns_exec 2 "$UDP_REF" send "$a1" -p 19500 -t "$secs" -s 4096 \
+	>"$NS_TMP/udp_send.log" 2>&1 || ok=0
+ns_wait "$sink" 10 || ok=0
+cat "$NS_TMP/udp_send.log" "$NS_TMP/udp_sink.log"
+udp_gbps=$(key "$NS_TMP/udp_sink.log" goodput_gbps)
+
+# (2) UDP round trip.
+ns_bg 1 udp_pong "$UDP_REF" pong -p 19501 -T 120
+pong=$NS_BG_PID
+sleep 0.3
+ns_exec 2 "$UDP_REF" ping "$a1" -p 19501 -n 20000 -s 16 \
+	>"$NS_TMP/udp_ping.log" 2>&1 || ok=0
+ns_wait "$pong" 10
+cat "$NS_TMP/udp_ping.log"
+udp_rtt=$(key "$NS_TMP/udp_ping.log" rtt_median_us)
+
+# (3) RC WRITE across the namespaces, with perftest on our library.
+rc_gbps=
+rc_lat=
+if [ -x /usr/bin/ib_write_bw ] && [ -x /usr/bin/ib_write_lat ]; then
+	if ns_pair 1 2 19502 120 write_bw \
+		/usr/bin/ib_write_bw -d srd1 -x "$g1" -m 4096 -s 65536 \
+		-n 20000 -F --report_gbits -p 19502 -- \
+		/usr/bin/ib_write_bw -d srd2 -x "$g2" -m 4096 -s 65536 \
+		-n 20000 -F --report_gbits -p 19502 "$a1"; then
+		cat "$NS_TMP/write_bw.client.log"
+		# "65536 20000 peak avg msgrate": average Gb/s -> GB/s.
+		rc_gbps=$(awk '$1 == 65536 && NF >= 5 { printf "%.3f", $4 / 8 }' \
+			"$NS_TMP/write_bw.client.log")
+	else
+		ok=0
+	fi
+	if ns_pair 1 2 19503 120 write_lat \
+		/usr/bin/ib_write_lat -d srd1 -x "$g1" -m 4096 -s 2 \
+		-n 5000 -F -p 19503 -- \
+		/usr/bin/ib_write_lat -d srd2 -x "$g2" -m 4096 -s 2 \
+		-n 5000 -F -p 19503 "$a1"; then
+		cat "$NS_TMP/write_lat.client.log"
+		# "2 5000 t_min t_max t_typical ...": the typical one-way.
+		rc_lat=$(awk '$1 == 2 && NF >= 5 { print $5 }' \
+			"$NS_TMP/write_lat.client.log")
+	else
+		ok=0
+	fi
+else
+	echo "no /usr/bin/ib_write_bw or ib_write_lat (perftest): RC not measured"
+	ok=0
+fi
+
+ratio()
+{
+	if [ -n "$1" ] && [ -n "$2" ]; then
+		awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print "-" }'
+	else
+		echo -
+	fi
+}
+
+half_rtt=
+[ -n "$udp_rtt" ] && half_rtt=$(awk -v r="$udp_rtt" 'BEGIN { printf "%.2f", r / 2 }')
+echo
+echo "softrdma across two network namespaces (veth MTU $mtu, $(nproc) CPUs)"
+printf '  %-38s %10s\n' "UDP goodput, 4 KiB datagrams, GSO/GRO" "${udp_gbps:--} GB/s"
+printf '  %-38s %10s\n' "UDP round trip, 16 B, median" "${udp_rtt:--} us"
+printf '  %-38s %10s\n' "RC WRITE 64 KiB (ib_write_bw)" "${rc_gbps:--} GB/s"
+printf '  %-38s %10s\n' "RC WRITE 2 B one-way (ib_write_lat)" "${rc_lat:--} us"
+echo "ratios"
+printf '  %-38s %10s\n' "RC WRITE 64 KiB / UDP goodput" "$(ratio "$rc_gbps" "$udp_gbps")"
+printf '  %-38s %10s\n' "RC one-way latency / UDP RTT" "$(ratio "$rc_lat" "$udp_rtt")"
+printf '  %-38s %10s\n' "RC one-way latency / UDP half RTT" "$(ratio "$rc_lat" "$half_rtt")"
+[ $ok = 1 ] || ns_fail "some measurements failed (see above)"
+ns_pass

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The administration commands (common/proto_admin.h) and what other parts
+ * of the daemon contribute to them: the rdma_cm identifiers (the CM).  The
+ * wire's per-device counters are read through daemon/net/net.h.
+ */
+#ifndef SOFTRDMA_DAEMON_ADMIN_H
+#define SOFTRDMA_DAEMON_ADMIN_H
+
+#include <stdint.h>
+
+#include "common/proto_admin.h"
+#include "daemon/core.h"
+
+srd_cmd_fn cmd_admin_link_add, cmd_admin_link_del;
+srd_cmd_fn cmd_admin_dev_list, cmd_admin_dev_gids;
+srd_cmd_fn cmd_admin_res_pd, cmd_admin_res_cq, cmd_admin_res_mr;
+srd_cmd_fn cmd_admin_res_qp, cmd_admin_res_cm_id;
+srd_cmd_fn cmd_admin_stat_dev, cmd_admin_stat_qp;
+
+/* --- rdma_cm identifiers (the CM provides a strong definition) ------------ */
+
+/*
+ * Fill out[0..max) with the CM identifiers from cursor start on (those of
+ * device dev_index only, unless it is SRD_ADMIN_ALL); *next is the cursor
+ * of the first one left out, SRD_ADMIN_END if none.  Returns how many.
+ * The default (weak) definition knows of none.
+ */
+uint32_t cm_admin_list_ids(struct srd_daemon *d, uint32_t start,
+			   uint32_t dev_index, struct srd_admin_cm_id_info *out,
+			   uint32_t max, uint32_t *next);
+
+#endif

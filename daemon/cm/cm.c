@@ -1,0 +1,158 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The CM's place in the daemon: its pass in the main loop (QP1
+ * completions, timers, QP1 on new devices), its earliest timer, and
+ * cleaning up after a client, a device or the daemon goes.  The CM state
+ * is made by the first CM command, so a daemon nobody asks for
+ * connections pays nothing for it.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon/cm/cm.h"
+
+#define CM_DEV_SCAN_NS 100000000ull /* look for new devices every 100 ms */
+
+static void cm_device_removed(struct srd_daemon *d, struct srd_device *dev)
+{
+	struct cm_port *p = cm_port_find(d->cm, dev);
+
+	if (!p)
+		return;
+	cma_device_removed(d->cm, p);
+	cm_port_destroy(p);
+}
+
+static void cm_dev_event(struct srd_daemon *d, struct srd_device *dev,
+			 enum srd_dev_event ev, void *arg)
+{
+	struct srd_cm *cm = arg;
+
+	if (d != cm->d)
+		return;
+	if (ev == SRD_DEV_ADDED)
+		cm_port_get(cm, dev);
+	else if (ev == SRD_DEV_REMOVED)
+		cm_device_removed(d, dev);
+}
+
+int cm_init(struct srd_daemon *d)
+{
+	struct srd_cm *cm;
+
+	if (d->cm)
+		return 0;
+	cm = calloc(1, sizeof(*cm));
+	if (!cm)
+		return -ENOMEM;
+	cm->d = d;
+	list_head_init(&cm->ports);
+	list_head_init(&cm->chans);
+	list_head_init(&cm->conns);
+	list_head_init(&cm->bound);
+	list_head_init(&cm->listeners);
+	table_init(&cm->ids, 1, 1u << 20);
+	table_init(&cm->conn_tab, 1, (1u << 24) - 2);
+	cm_seed(cm);
+	cm->deadline = UINT64_MAX;
+	cm->notifier.fn = cm_dev_event;
+	cm->notifier.arg = cm;
+	device_notifier_add(&cm->notifier);
+	d->cm = cm;
+	return 0;
+}
+
+bool cm_progress(struct srd_daemon *d, uint64_t now)
+{
+	struct srd_cm *cm = d->cm;
+	bool work = false;
+
+	if (!cm)
+		return false;
+	work |= cm_ports_poll(cm);
+	work |= cm_timers(cm, now);
+	if (now >= cm->next_dev_scan) {
+		/* A device added at run time gets its QP1 here. */
+		cm->next_dev_scan = now + CM_DEV_SCAN_NS;
+		list_for_each (&d->devices, it) {
+			struct srd_device *dev =
+				list_entry(it, struct srd_device, node);
+
+			if (!cm_port_find(cm, dev))
+				cm_port_get(cm, dev);
+		}
+	}
+	return work;
+}
+
+uint64_t cm_next_deadline(struct srd_daemon *d)
+{
+	return d->cm ? d->cm->deadline : UINT64_MAX;
+}
+
+void cm_client_gone(struct srd_client *c)
+{
+	struct cm_chan *ch;
+
+	if (!c->d->cm)
+		return;
+	ch = cm_chan_of(c->d->cm, c);
+	if (ch)
+		cm_chan_destroy(ch);
+}
+
+const struct srd_cm_counters *cm_counters(struct srd_daemon *d)
+{
+	return d->cm ? &d->cm->cnt : NULL;
+}
+
+static uint32_t list_count(const struct list_head *h)
+{
+	uint32_t n = 0;
+
+	list_for_each (h, it)
+		n++;
+	return n;
+}
+
+void cm_stats(struct srd_daemon *d, struct srd_cm_stats_rep *r)
+{
+	struct srd_cm *cm = d->cm;
+
+	memset(r, 0, sizeof(*r));
+	if (!cm)
+		return;
+	r->chans = list_count(&cm->chans);
+	r->ids = cm->ids.count;
+	r->conns = list_count(&cm->conns);
+	r->listeners = list_count(&cm->listeners);
+	r->ports = list_count(&cm->ports);
+	r->mad_rx = cm->cnt.mad_rx;
+	r->mad_tx = cm->cnt.mad_tx;
+	r->mad_bad = cm->cnt.mad_bad;
+	r->mad_unmatched = cm->cnt.mad_unmatched;
+	r->mad_dup = cm->cnt.mad_dup;
+	r->mad_tx_drop = cm->cnt.mad_tx_drop;
+	r->retransmits = cm->cnt.retransmits;
+	r->timeouts = cm->cnt.timeouts;
+	r->conns_made = cm->cnt.conns;
+}
+
+void cm_fini(struct srd_daemon *d)
+{
+	struct srd_cm *cm = d->cm;
+
+	if (!cm)
+		return;
+	device_notifier_del(&cm->notifier);
+	list_for_each (&cm->chans, it)
+		cm_chan_destroy(list_entry(it, struct cm_chan, node));
+	list_for_each (&cm->conns, it)
+		cm_conn_free(list_entry(it, struct cm_conn, node));
+	cm_ports_destroy(cm);
+	table_fini(&cm->ids);
+	table_fini(&cm->conn_tab);
+	free(cm);
+	d->cm = NULL;
+}

@@ -1,0 +1,175 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The configuration file, read when the daemon starts (as rdma-core's
+ * /etc/rdma): one command per line, in the grammar of the softrdma CLI,
+ * '#' starts a comment.  Today's only command:
+ *
+ *	link add NAME [type softrdma] netdev IFACE
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon/link.h"
+
+#define CONFIG_MAX_WORDS 16
+#define CONFIG_MAX_LINKS 256
+
+int config_parse_link_add(char **words, int n, struct srd_config_link *out,
+			  const char **why)
+{
+	const char *netdev = NULL;
+	int i;
+
+	memset(out, 0, sizeof(*out));
+	if (n < 2 || strcmp(words[0], "link") || strcmp(words[1], "add")) {
+		*why = "expected \"link add NAME netdev IFACE\"";
+		return -EINVAL;
+	}
+	if (n < 3) {
+		*why = "link add: missing device name";
+		return -EINVAL;
+	}
+	if (!device_name_ok(words[2])) {
+		*why = "link add: bad device name (1-63 of A-Z a-z 0-9 _ . -)";
+		return -EINVAL;
+	}
+	for (i = 3; i < n; i += 2) {
+		if (i + 1 >= n) {
+			*why = "link add: a keyword without its value";
+			return -EINVAL;
+		}
+		if (!strcmp(words[i], "netdev")) {
+			netdev = words[i + 1];
+		} else if (!strcmp(words[i], "type")) {
+			/* rdma(8) names the driver; accept what means us. */
+			if (strcmp(words[i + 1], "softrdma") &&
+			    strcmp(words[i + 1], "rxe")) {
+				*why = "link add: type must be softrdma";
+				return -EINVAL;
+			}
+		} else {
+			*why = "link add: unknown keyword";
+			return -EINVAL;
+		}
+	}
+	if (!netdev) {
+		*why = "link add: missing \"netdev IFACE\"";
+		return -EINVAL;
+	}
+	if (!*netdev || strlen(netdev) >= sizeof(out->netdev) ||
+	    strlen(netdev) >= 16 /* IFNAMSIZ */) {
+		*why = "link add: bad interface name";
+		return -EINVAL;
+	}
+	snprintf(out->name, sizeof(out->name), "%s", words[2]);
+	snprintf(out->netdev, sizeof(out->netdev), "%s", netdev);
+	return 0;
+}
+
+/* Split a line in place into words; a '#' ends it.  Returns the count,
+ * or -E2BIG. */
+static int split(char *line, char **words)
+{
+	int n = 0;
+	char *p = line;
+
+	for (;;) {
+		while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n')
+			p++;
+		if (!*p || *p == '#')
+			return n;
+		if (n == CONFIG_MAX_WORDS)
+			return -E2BIG;
+		words[n++] = p;
+		while (*p && *p != ' ' && *p != '\t' && *p != '\r' &&
+		       *p != '\n' && *p != '#')
+			p++;
+		if (*p == '#') {
+			*p = '\0';
+			return n;
+		}
+		if (*p)
+			*p++ = '\0';
+	}
+}
+
+static int config_line(struct srd_config *cfg, char *line, unsigned int lineno,
+		       const char **why)
+{
+	char *words[CONFIG_MAX_WORDS];
+	struct srd_config_link cl, *links;
+	int n = split(line, words);
+
+	if (n == 0)
+		return 0;
+	if (n < 0) {
+		*why = "too many words";
+		return -EINVAL;
+	}
+	if (config_parse_link_add(words, n, &cl, why))
+		return -EINVAL;
+	for (unsigned int i = 0; i < cfg->nlinks; i++) {
+		if (!strcmp(cfg->links[i].name, cl.name)) {
+			*why = "link add: device name used twice";
+			return -EINVAL;
+		}
+	}
+	if (cfg->nlinks >= CONFIG_MAX_LINKS) {
+		*why = "too many links";
+		return -EINVAL;
+	}
+	links = realloc(cfg->links, (cfg->nlinks + 1) * sizeof(*links));
+	if (!links)
+		return -ENOMEM;
+	cl.line = lineno;
+	links[cfg->nlinks++] = cl;
+	cfg->links = links;
+	return 0;
+}
+
+int config_load(const char *path, struct srd_config *cfg, FILE *err)
+{
+	unsigned int lineno = 0;
+	char *line = NULL;
+	size_t cap = 0;
+	int ret = 0;
+	FILE *f;
+
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->path = strdup(path);
+	if (!cfg->path)
+		return -ENOMEM;
+	f = fopen(path, "re");
+	if (!f) {
+		ret = -errno;
+		fprintf(err, "%s: %s\n", path, strerror(errno));
+		return ret;
+	}
+	while (getline(&line, &cap, f) >= 0) {
+		const char *why = "out of memory";
+		int r;
+
+		lineno++;
+		r = config_line(cfg, line, lineno, &why);
+		if (r) {
+			fprintf(err, "%s:%u: %s\n", path, lineno, why);
+			if (!ret)
+				ret = r;
+		}
+	}
+	if (ferror(f) && !ret) {
+		ret = -EIO;
+		fprintf(err, "%s: read error\n", path);
+	}
+	free(line);
+	fclose(f);
+	return ret;
+}
+
+void config_free(struct srd_config *cfg)
+{
+	free(cfg->links);
+	free(cfg->path);
+	memset(cfg, 0, sizeof(*cfg));
+}

@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The receive path from bytes: packets from the UDP socket and frames the
+ * fault injection kept.  Everything a peer writes is distrusted: lengths,
+ * ICRC and headers are checked here, the rest (PSN window, opcode
+ * sequence, keys, lengths against the QP) by the responder and completer,
+ * which NAK or drop as IBTA says.
+ */
+#include <endian.h>
+#include <errno.h>
+#include <string.h>
+
+#include "daemon/net/icrc.h"
+#include "daemon/transport/engine.h"
+#include "daemon/transport/wire.h"
+
+void wire_rx_deliver(struct srd_wire *w, struct srd_device *dev,
+		     const struct srd_udp_meta *m, bool id_known, uint8_t *buf,
+		     size_t len)
+{
+	struct srd_net_counters *c = srd_net_dev_counters(w->d, dev);
+	struct srd_pkt pkt;
+	int hl, err;
+
+	if (len < SRD_ICRC_BTH_SIZE + SRD_ICRC_SIZE ||
+	    len > SRD_UDP_MAX_PAYLOAD) {
+		c->rx_malformed++;
+		return;
+	}
+	if (wire_check_icrc(m, id_known, buf, len)) {
+		c->rx_icrc_errors++;
+		return;
+	}
+	hl = srd_pkt_hdr_read(&pkt, buf, len - SRD_ICRC_SIZE);
+	if (hl < 0 || pkt.tver) {
+		c->rx_malformed++;
+		return;
+	}
+	memcpy(pkt.sgid.raw, &m->src, 16);
+	memcpy(pkt.dgid.raw, &m->dst, 16);
+	pkt.tclass = m->tclass;
+	pkt.hop_limit = m->hop_limit;
+	pkt.dst_dev = dev;
+	if (pkt.mask & OPF_DETH)
+		pkt.src_qpn = pkt.deth.sqp;
+	/* The responder copies the payload out of the receive buffer. */
+	dma_init_buf(&pkt.pay, buf + hl, pkt.paylen);
+	err = wire_deliver(w->e, &pkt);
+	if (err == -ENOENT)
+		c->rx_unknown_qp++;
+	else if (err)
+		c->rx_drops++;
+}
+
+/* The destination QPN and opcode of raw bytes, for the fault rules. */
+static void peek_bth(const uint8_t *buf, size_t len, uint32_t *qpn,
+		     uint8_t *opcode)
+{
+	struct roce_bth bth;
+
+	*qpn = 0;
+	*opcode = 0;
+	if (len < sizeof(bth))
+		return;
+	memcpy(&bth, buf, sizeof(bth));
+	*opcode = bth.opcode;
+	*qpn = be32toh(bth.qpn) & ROCE_QPN_MASK;
+}
+
+void wire_udp_rx(void *arg, const struct srd_udp_meta *m, uint8_t *buf,
+		 size_t len)
+{
+	struct srd_wire *w = arg;
+	struct srd_device *dev = wire_dev_by_gid(w->d, m->dst.s6_addr);
+	struct srd_net_counters *c;
+	struct srd_fault_verdict v = { 0 };
+
+	w->seq++;
+	if (!dev) {
+		srd_net_dev_counters(w->d, NULL)->rx_no_device++;
+		return;
+	}
+	c = srd_net_dev_counters(w->d, dev);
+	c->rx_packets++;
+	c->rx_udp_packets++;
+	c->rx_bytes += len;
+	if (m->truncated) {
+		c->rx_malformed++;
+		return;
+	}
+	if (w->udp && w->udp->cap && w->udp->capture_rx)
+		c->captured++;
+	if (w->slow &&
+	    srd_faults_may_match(&w->faults, SRD_FAULT_RX, dev->name)) {
+		uint32_t qpn;
+		uint8_t op;
+
+		peek_bth(buf, len, &qpn, &op);
+		srd_faults_judge(&w->faults, SRD_FAULT_RX, dev->name, qpn, op,
+				 &v);
+	}
+	if (v.actions & (1u << SRD_FAULT_DROP)) {
+		c->fault_drops++;
+		return;
+	}
+	if (v.actions) {
+		struct wire_frame *f = wire_frame_of_bytes(m, buf, len);
+
+		c->fault_other++;
+		if (f)
+			wire_frame_apply(w, f, &v, WIRE_NEXT_DELIVER);
+		return;
+	}
+	wire_rx_deliver(w, dev, m, false, buf, len);
+}

@@ -1,0 +1,275 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Our CM's messages against the Linux kernel's: the daemon (in this
+ * process) connects and disconnects on 127.0.0.1 with the parameters
+ * Debian's rping uses, the MADs QP1 posts are taken from its send queue,
+ * and each REQ, REP, RTU, DREQ and DREP must equal the one Linux 6.1 sent
+ * in /work/shared/vectors/rxe/rping_cm.pcap field for field, but for what
+ * differs by nature between two connections: comm IDs, transaction ID,
+ * QPNs, PSNs, CA GUIDs, GIDs and addresses, the flow label, and the path
+ * MTU (the capture's link had 1500 bytes, lo has 64 KiB).
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/roce.h"
+#include "daemon/cm/cm.h"
+#include "daemon/net/pcap.h"
+#include "tests/unit/t_core.h"
+
+#define MAX_MADS 16
+
+static struct t_core t;
+static struct srd_rep rp;
+static struct cm_msg ours[MAX_MADS], theirs[MAX_MADS];
+static unsigned int nours, ntheirs;
+static uint32_t sq_seen;
+
+/* What QP1 of our device posted since the last look. */
+static void collect(void)
+{
+	struct srd_qp *qp = device_by_index(&t.d, 0)->gsi;
+	uint32_t prod = __atomic_load_n(&qp->sq.ctl->prod, __ATOMIC_ACQUIRE);
+
+	for (; sq_seen != prod; sq_seen++) {
+		const uint8_t *slot =
+			qp->sq.ring + (size_t)(sq_seen & (qp->sq.entries - 1)) *
+					      qp->sq.slot_size;
+
+		T_CHECK(nours < MAX_MADS);
+		T_EQ(cm_mad_decode(slot + sizeof(struct srd_send_wqe), MAD_SIZE,
+				   &ours[nours]),
+		     0);
+		nours++;
+	}
+}
+
+static void pump(void)
+{
+	for (int i = 0; i < 64; i++) {
+		uint64_t now = srd_now_ns();
+
+		collect();
+		bool work = engine_progress(&t.d, now);
+
+		if (!cm_progress(&t.d, now) && !work)
+			return;
+	}
+}
+
+static int cmd(uint32_t op, const void *req, uint32_t len, void *rep,
+	       size_t rep_len)
+{
+	int ret = t_core_cmd(t.c, op, req, len, NULL, 0, &rp);
+
+	for (int i = 0; i < rp.nfds; i++)
+		close(rp.fds[i]);
+	if (!ret && rep)
+		memcpy(rep, rp.data, rep_len < rp.len ? rep_len : rp.len);
+	pump();
+	return ret;
+}
+
+static uint32_t next_event(uint32_t want)
+{
+	struct srd_cm_event_rep ev;
+
+	T_EQ(cmd(SRD_CMD_CM_GET_EVENT, NULL, 0, &ev, sizeof(ev)), 0);
+	T_EQ(ev.event, want);
+	T_EQ(ev.status, 0);
+	return ev.handle;
+}
+
+static uint32_t new_id(void)
+{
+	struct srd_cm_create_id_req req = { .ps = RDMA_PS_TCP,
+					    .qp_type = IBV_QPT_RC };
+	struct srd_handle_rep rep;
+
+	T_EQ(cmd(SRD_CMD_CM_CREATE_ID, &req, sizeof(req), &rep, sizeof(rep)),
+	     0);
+	return rep.handle;
+}
+
+static void sin_set(struct sockaddr_storage *ss, uint16_t port)
+{
+	struct sockaddr_in *sin = (struct sockaddr_in *)ss;
+
+	memset(ss, 0, sizeof(*ss));
+	sin->sin_family = AF_INET;
+	sin->sin_port = htons(port);
+	sin->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+}
+
+/* A connection as rping makes one, and its end. */
+static void run_ours(void)
+{
+	struct srd_cm_bind_req bind = { 0 };
+	struct srd_cm_listen_req lr = { .backlog = 1 };
+	struct srd_cm_resolve_addr_req ra = { 0 };
+	struct srd_cm_resolve_route_req rr = { 0 };
+	struct srd_cm_connect_req con = { 0 };
+	struct srd_cm_accept_req acc = { 0 };
+	struct srd_handle_req dis = { 0 };
+	uint32_t lh, ch, sh;
+
+	T_EQ(cmd(SRD_CMD_CM_OPEN, NULL, 0, NULL, 0), 0);
+	pump();
+	sq_seen = __atomic_load_n(&device_by_index(&t.d, 0)->gsi->sq.ctl->prod,
+				  __ATOMIC_ACQUIRE);
+	lh = new_id();
+	bind.handle = lh;
+	sin_set(&bind.addr, 7174);
+	T_EQ(cmd(SRD_CMD_CM_BIND, &bind, sizeof(bind), NULL, 0), 0);
+	lr.handle = lh;
+	T_EQ(cmd(SRD_CMD_CM_LISTEN, &lr, sizeof(lr), NULL, 0), 0);
+	ch = new_id();
+	ra.handle = rr.handle = ch;
+	sin_set(&ra.dst, 7174);
+	T_EQ(cmd(SRD_CMD_CM_RESOLVE_ADDR, &ra, sizeof(ra), NULL, 0), 0);
+	next_event(RDMA_CM_EVENT_ADDR_RESOLVED);
+	T_EQ(cmd(SRD_CMD_CM_RESOLVE_ROUTE, &rr, sizeof(rr), NULL, 0), 0);
+	next_event(RDMA_CM_EVENT_ROUTE_RESOLVED);
+	/* rping's rdma_connect: resources 1, retries 7. */
+	con.handle = ch;
+	con.p.qp_num = 0x11;
+	con.p.responder_resources = con.p.initiator_depth = 1;
+	con.p.retry_count = con.p.rnr_retry_count = 7;
+	T_EQ(cmd(SRD_CMD_CM_CONNECT, &con, sizeof(con), NULL, 0), 0);
+	sh = next_event(RDMA_CM_EVENT_CONNECT_REQUEST);
+	/* rping's rdma_accept(id, NULL), as librdmacm passes it on. */
+	acc.handle = sh;
+	acc.p.qp_num = 0x12;
+	acc.p.responder_resources = acc.p.initiator_depth = 1;
+	acc.p.retry_count = acc.p.rnr_retry_count = 7;
+	T_EQ(cmd(SRD_CMD_CM_ACCEPT, &acc, sizeof(acc), NULL, 0), 0);
+	next_event(RDMA_CM_EVENT_CONNECT_RESPONSE);
+	acc.handle = ch;
+	T_EQ(cmd(SRD_CMD_CM_ACCEPT, &acc, sizeof(acc), NULL, 0), 0);
+	next_event(RDMA_CM_EVENT_ESTABLISHED);
+	dis.handle = ch;
+	T_EQ(cmd(SRD_CMD_CM_DISCONNECT, &dis, sizeof(dis), NULL, 0), 0);
+	next_event(RDMA_CM_EVENT_DISCONNECTED);
+	dis.handle = sh;
+	T_EQ(cmd(SRD_CMD_CM_DISCONNECT, &dis, sizeof(dis), NULL, 0), 0);
+	next_event(RDMA_CM_EVENT_DISCONNECTED);
+}
+
+static uint16_t be16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+/* The CM MADs of the capture. */
+static int read_theirs(void)
+{
+	struct srd_pcap_reader r;
+	struct srd_pcap_pkt pkt;
+	int ret = srd_pcap_open(&r, SRD_RXE_VECTORS_DIR "/rping_cm.pcap");
+
+	if (ret)
+		return ret;
+	while (srd_pcap_next(&r, &pkt) == 1) {
+		const uint8_t *ip = pkt.data + pkt.l3_off;
+		size_t ihl = (ip[0] & 0x0f) * 4u;
+		const uint8_t *bth = ip + ihl + 8;
+
+		if (pkt.l3_proto != 0x0800 || be16(ip + ihl + 2) != 4791 ||
+		    (mad_get_be32(bth + 4) & 0xffffff) != 1)
+			continue;
+		T_CHECK(ntheirs < MAX_MADS);
+		T_EQ(cm_mad_decode(bth + 12 + 8, MAD_SIZE, &theirs[ntheirs]),
+		     0);
+		ntheirs++;
+	}
+	srd_pcap_close(&r);
+	return 0;
+}
+
+/* What two connections cannot share. */
+static void normalize(struct cm_msg *m)
+{
+	struct cma_hdr h;
+
+	m->hdr.tid = 0;
+	switch (m->hdr.attr_id) {
+	case CM_ATTR_REQ:
+		m->req.local_comm_id = 0;
+		m->req.service_id &= CM_IP_SERVICE_ID_MASK;
+		m->req.local_ca_guid = 0;
+		m->req.local_qpn = 0;
+		m->req.starting_psn = 0;
+		m->req.path_mtu = 0;
+		memset(m->req.primary.local_gid, 0, 16);
+		memset(m->req.primary.remote_gid, 0, 16);
+		m->req.primary.flow_label = 0;
+		T_EQ(cma_hdr_decode(m->req.private_data, CMA_HDR_SIZE, &h), 0);
+		/* The header's version and IP version stay compared. */
+		memset(m->req.private_data + 2, 0, CMA_HDR_SIZE - 2);
+		break;
+	case CM_ATTR_REP:
+		m->rep.local_comm_id = m->rep.remote_comm_id = 0;
+		m->rep.local_qpn = 0;
+		m->rep.starting_psn = 0;
+		m->rep.local_ca_guid = 0;
+		break;
+	case CM_ATTR_RTU:
+		m->rtu.local_comm_id = m->rtu.remote_comm_id = 0;
+		break;
+	case CM_ATTR_DREQ:
+		m->dreq.local_comm_id = m->dreq.remote_comm_id = 0;
+		m->dreq.remote_qpn_eecn = 0;
+		break;
+	case CM_ATTR_DREP:
+		m->drep.local_comm_id = m->drep.remote_comm_id = 0;
+		break;
+	default:
+		break;
+	}
+}
+
+int main(void)
+{
+	static const uint16_t want[] = { CM_ATTR_REQ, CM_ATTR_REP, CM_ATTR_RTU,
+					 CM_ATTR_DREQ, CM_ATTR_DREP };
+	int ret = read_theirs();
+
+	if (ret == -ENOENT) {
+		printf("SKIP: no capture in %s\n", SRD_RXE_VECTORS_DIR);
+		return T_SKIP;
+	}
+	T_EQ(ret, 0);
+	T_EQ(ntheirs, 5);
+	t_core_init(&t);
+	run_ours();
+	T_EQ(nours, 5);
+	for (unsigned int i = 0; i < 5; i++) {
+		char a[200], b[200];
+
+		T_EQ(ours[i].hdr.attr_id, want[i]);
+		T_EQ(theirs[i].hdr.attr_id, want[i]);
+		cm_msg_format(a, sizeof(a), &ours[i]);
+		cm_msg_format(b, sizeof(b), &theirs[i]);
+		printf("ours:   %s\nlinux:  %s\n", a, b);
+		normalize(&ours[i]);
+		normalize(&theirs[i]);
+		if (memcmp(&ours[i], &theirs[i], sizeof(ours[i]))) {
+			const uint8_t *x = (const uint8_t *)&ours[i];
+			const uint8_t *y = (const uint8_t *)&theirs[i];
+
+			for (size_t k = 0; k < sizeof(ours[i]); k++)
+				if (x[k] != y[k])
+					fprintf(stderr,
+						"%s: byte %zu of struct cm_msg:"
+						" ours %#x, linux %#x\n",
+						cm_mad_str(want[i]), k, x[k],
+						y[k]);
+			T_CHECK(!"the same fields");
+		}
+	}
+	t_core_fini(&t);
+	printf("PASS cm_kernel_fields\n");
+	return T_PASS;
+}

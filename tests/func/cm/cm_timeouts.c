@@ -1,0 +1,213 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The IB CM's timers, with the daemon in this process and time moved on
+ * by hand (what takes the kernel's CM a minute and a half takes a moment
+ * here):
+ *   - a REQ nobody answers goes out again every 2 * 4.096 us * 2^18 +
+ *     4.096 us * 2^20 (6144 ms, the kernel's rounding), 15 times, then
+ *     the id gets UNREACHABLE with -ETIMEDOUT;
+ *   - a SIDR_REQ likewise every 4096 ms;
+ *   - a REQ repeated to a server that has not answered yet gets an MRA
+ *     (the kernel's delayed MRA), which gives the client 2^24 * 4.096 us
+ *     more, and the connection still completes.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "daemon/cm/cm.h"
+#include "tests/unit/t_core.h"
+
+#define MS 1000000ull
+
+static struct t_core t;
+static struct srd_rep rp;
+
+static void pump(void)
+{
+	for (int i = 0; i < 64; i++) {
+		uint64_t now = srd_now_ns();
+		bool work = engine_progress(&t.d, now);
+
+		if (!cm_progress(&t.d, now) && !work)
+			return;
+	}
+}
+
+static int cmd(struct srd_client *c, uint32_t op, const void *req, uint32_t len,
+	       void *rep, size_t rep_len)
+{
+	int ret = t_core_cmd(c, op, req, len, NULL, 0, &rp);
+
+	for (int i = 0; i < rp.nfds; i++)
+		close(rp.fds[i]);
+	if (!ret && rep)
+		memcpy(rep, rp.data, rep_len < rp.len ? rep_len : rp.len);
+	pump();
+	return ret;
+}
+
+static void expect_event(struct srd_client *c, uint32_t handle, uint32_t event,
+			 int status)
+{
+	struct srd_cm_event_rep ev;
+
+	T_EQ(cmd(c, SRD_CMD_CM_GET_EVENT, NULL, 0, &ev, sizeof(ev)), 0);
+	T_EQ(ev.event, event);
+	T_EQ(ev.status, status);
+	if (handle != SRD_NO_HANDLE)
+		T_EQ(ev.handle, handle);
+}
+
+static void no_event(struct srd_client *c)
+{
+	T_EQ(cmd(c, SRD_CMD_CM_GET_EVENT, NULL, 0, NULL, 0), -EAGAIN);
+}
+
+static uint32_t new_id(struct srd_client *c, uint32_t ps, uint32_t qp_type)
+{
+	struct srd_cm_create_id_req req = { .ps = ps, .qp_type = qp_type };
+	struct srd_handle_rep rep;
+
+	T_EQ(cmd(c, SRD_CMD_CM_CREATE_ID, &req, sizeof(req), &rep, sizeof(rep)),
+	     0);
+	return rep.handle;
+}
+
+static void sin_set(struct sockaddr_storage *ss, const char *ip, uint16_t port)
+{
+	struct sockaddr_in *sin = (struct sockaddr_in *)ss;
+
+	memset(ss, 0, sizeof(*ss));
+	sin->sin_family = AF_INET;
+	sin->sin_port = htons(port);
+	T_CHECK(inet_pton(AF_INET, ip, &sin->sin_addr) == 1);
+}
+
+static void resolve(struct srd_client *c, uint32_t h, const char *ip,
+		    uint16_t port)
+{
+	struct srd_cm_resolve_addr_req ra = { .handle = h };
+	struct srd_cm_resolve_route_req rr = { .handle = h };
+
+	sin_set(&ra.dst, ip, port);
+	T_EQ(cmd(c, SRD_CMD_CM_RESOLVE_ADDR, &ra, sizeof(ra), NULL, 0), 0);
+	expect_event(c, h, RDMA_CM_EVENT_ADDR_RESOLVED, 0);
+	T_EQ(cmd(c, SRD_CMD_CM_RESOLVE_ROUTE, &rr, sizeof(rr), NULL, 0), 0);
+	expect_event(c, h, RDMA_CM_EVENT_ROUTE_RESOLVED, 0);
+}
+
+static void connect_id(struct srd_client *c, uint32_t h)
+{
+	struct srd_cm_connect_req req = { .handle = h };
+
+	req.p.qp_num = 0x123;
+	req.p.responder_resources = req.p.initiator_depth = 1;
+	req.p.retry_count = req.p.rnr_retry_count = 7;
+	T_EQ(cmd(c, SRD_CMD_CM_CONNECT, &req, sizeof(req), NULL, 0), 0);
+}
+
+/* Time runs on to the CM's next timer: it fires.  Returns how far it
+ * was from now, in ms. */
+static uint64_t fire(void)
+{
+	uint64_t now = srd_now_ns(), at = cm_next_deadline(&t.d);
+
+	T_CHECK(at != UINT64_MAX);
+	cm_timers(t.d.cm, at);
+	pump();
+	return at > now ? (at - now + MS / 2) / MS : 0;
+}
+
+/* A request to nobody: retries at its interval, then UNREACHABLE. */
+static void unanswered(struct srd_client *c, uint32_t ps, uint32_t qp_type,
+		       uint64_t interval_ms)
+{
+	struct srd_cm_stats_rep st0, st1;
+	uint32_t h = new_id(c, ps, qp_type);
+
+	/* 127.0.0.2 is routed through lo but is none of our GIDs: the
+	 * MADs leave the device and nobody answers. */
+	resolve(c, h, "127.0.0.2", 4000);
+	cm_stats(&t.d, &st0);
+	connect_id(c, h);
+	for (int i = 0; i < CM_MAX_RETRIES; i++) {
+		uint64_t ms = fire();
+
+		T_CHECK(ms + 5 >= interval_ms && ms <= interval_ms + 5);
+		no_event(c);
+	}
+	fire();
+	expect_event(c, h, RDMA_CM_EVENT_UNREACHABLE, -ETIMEDOUT);
+	cm_stats(&t.d, &st1);
+	T_EQ(st1.retransmits - st0.retransmits, CM_MAX_RETRIES);
+	T_EQ(st1.timeouts - st0.timeouts, 1);
+	T_EQ(st1.mad_tx - st0.mad_tx, CM_MAX_RETRIES + 1);
+	T_EQ(st1.conns, st0.conns);
+	T_EQ(cmd(c, SRD_CMD_CM_DESTROY_ID, &h, sizeof(struct srd_handle_req),
+		 NULL, 0),
+	     0);
+}
+
+int main(void)
+{
+	struct srd_cm_bind_req bind = { 0 };
+	struct srd_cm_listen_req lr = { .backlog = 4 };
+	struct srd_cm_accept_req acc = { 0 };
+	struct srd_cm_event_rep ev;
+	struct srd_client *c;
+	struct cm_conn *conn = NULL;
+	uint32_t lh, h;
+	uint64_t ms;
+
+	t_core_init(&t);
+	c = t.c;
+	T_EQ(cmd(c, SRD_CMD_CM_OPEN, NULL, 0, NULL, 0), 0);
+	T_CHECK(t.d.cm != NULL);
+
+	unanswered(c, RDMA_PS_TCP, IBV_QPT_RC, 6144);
+	unanswered(c, RDMA_PS_UDP, IBV_QPT_UD, 4096);
+
+	/* A slow server: the repeated REQ is answered with an MRA. */
+	lh = new_id(c, RDMA_PS_TCP, IBV_QPT_RC);
+	bind.handle = lh;
+	sin_set(&bind.addr, "127.0.0.1", 5000);
+	T_EQ(cmd(c, SRD_CMD_CM_BIND, &bind, sizeof(bind), NULL, 0), 0);
+	lr.handle = lh;
+	T_EQ(cmd(c, SRD_CMD_CM_LISTEN, &lr, sizeof(lr), NULL, 0), 0);
+	h = new_id(c, RDMA_PS_TCP, IBV_QPT_RC);
+	resolve(c, h, "127.0.0.1", 5000);
+	connect_id(c, h);
+	T_EQ(cmd(c, SRD_CMD_CM_GET_EVENT, NULL, 0, &ev, sizeof(ev)), 0);
+	T_EQ(ev.event, RDMA_CM_EVENT_CONNECT_REQUEST);
+	T_EQ(ev.listen_handle, lh);
+	ms = fire(); /* the client's REQ timer: the REQ again */
+	T_CHECK(ms + 5 >= 6144 && ms <= 6144 + 5);
+	list_for_each (&t.d.cm->conns, it) {
+		struct cm_conn *x = list_entry(it, struct cm_conn, node);
+
+		if (!x->passive)
+			conn = x;
+	}
+	T_CHECK(conn != NULL);
+	T_EQ(conn->state, CM_MRA_REQ_RCVD);
+	/* 4.096 us * 2^24 for the server, plus the ACK timeout. */
+	ms = (conn->deadline - srd_now_ns() + MS / 2) / MS;
+	T_CHECK(ms + 5 >= 65536 + 2048 && ms <= 65536 + 2048 + 5);
+	/* The server answers at last. */
+	acc.handle = ev.handle;
+	acc.p.qp_num = 0x456;
+	acc.p.responder_resources = acc.p.initiator_depth = 1;
+	T_EQ(cmd(c, SRD_CMD_CM_ACCEPT, &acc, sizeof(acc), NULL, 0), 0);
+	expect_event(c, h, RDMA_CM_EVENT_CONNECT_RESPONSE, 0);
+	acc.handle = h;
+	T_EQ(cmd(c, SRD_CMD_CM_ACCEPT, &acc, sizeof(acc), NULL, 0), 0);
+	expect_event(c, ev.handle, RDMA_CM_EVENT_ESTABLISHED, 0);
+	T_EQ(conn->state, CM_ESTABLISHED);
+	no_event(c);
+
+	t_core_fini(&t);
+	printf("PASS cm_timeouts\n");
+	return T_PASS;
+}

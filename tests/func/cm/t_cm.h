@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What the connection manager tests share: channels, waiting for one
+ * event with a deadline, a listener on 127.0.0.1, a connected pair of
+ * ids with RC QPs, and sending through them.
+ */
+#ifndef SOFTRDMA_TESTS_T_CM_H
+#define SOFTRDMA_TESTS_T_CM_H
+
+#include <rdma/rdma_cma.h>
+
+#include "common/proto_cm.h"
+
+#include "t_util.h"
+
+/* Any status (in t_cm_expect). */
+#define T_CM_ANY_STATUS 0x7fffffff
+
+struct rdma_event_channel *t_cm_channel(void);
+/* The next event on ch within timeout_ms, or NULL. */
+struct rdma_cm_event *t_cm_next(struct rdma_event_channel *ch, int timeout_ms);
+/* The next event must be type with status (T_CM_ANY_STATUS: any), on
+ * id (NULL: any).  The caller acks it. */
+struct rdma_cm_event *t_cm_expect_at(const char *file, int line,
+				     struct rdma_event_channel *ch,
+				     enum rdma_cm_event_type type, int status,
+				     struct rdma_cm_id *id);
+#define T_CM_EXPECT(ch, type, status, id) \
+	t_cm_expect_at(__FILE__, __LINE__, ch, type, status, id)
+/* As T_CM_EXPECT, acking the event. */
+#define T_CM_EXPECT_ACK(ch, type, status, id) \
+	rdma_ack_cm_event(T_CM_EXPECT(ch, type, status, id))
+/* No event within quiet_ms. */
+void t_cm_expect_none_at(const char *file, int line,
+			 struct rdma_event_channel *ch, int quiet_ms);
+#define T_CM_EXPECT_NONE(ch, ms) t_cm_expect_none_at(__FILE__, __LINE__, ch, ms)
+
+/* 127.0.0.1:port (port in host order). */
+void t_cm_addr(struct sockaddr_in *sin, uint16_t port);
+/* A listener on 127.0.0.1, port chosen by the CM; returns the port. */
+uint16_t t_cm_listen(struct rdma_event_channel *ch, struct rdma_cm_id **id,
+		     enum rdma_port_space ps);
+/* Resolve address and route of an active id towards 127.0.0.1:port. */
+void t_cm_resolve(struct rdma_event_channel *ch, struct rdma_cm_id *id,
+		  uint16_t port);
+/* An RC (or UD) QP on id, with its own CQs made by librdmacm. */
+void t_cm_qp(struct rdma_cm_id *id, enum ibv_qp_type type);
+
+/* Two ids connected through the CM, each with its own channel. */
+struct t_cm_pair {
+	struct rdma_event_channel *pch, *ach; /* passive, active */
+	struct rdma_cm_id *listen, *server, *client;
+	uint16_t port;
+};
+void t_cm_pair_connect(struct t_cm_pair *p);
+/* Both sides disconnect; both see DISCONNECTED. */
+void t_cm_pair_disconnect(struct t_cm_pair *p);
+void t_cm_pair_destroy(struct t_cm_pair *p);
+
+/* A registered buffer on an id's PD. */
+struct ibv_mr *t_cm_mr(struct rdma_cm_id *id, size_t len);
+void t_cm_mr_free(struct ibv_mr *mr);
+/* Send len bytes of mr from a to b (b posts the receive first) and check
+ * they arrive. */
+void t_cm_send_check(struct rdma_cm_id *a, struct ibv_mr *amr,
+		     struct rdma_cm_id *b, struct ibv_mr *bmr, size_t len,
+		     uint32_t seed);
+
+/* What the daemon's CM holds now (CM_STATS, on a connection of our own). */
+void t_cm_stats(struct srd_cm_stats_rep *r);
+/* Wait up to timeout_ms for the CM to hold no conn (TIMEWAIT over) and
+ * at most ids ids; fails the test otherwise. */
+void t_cm_wait_idle_at(const char *file, int line, uint32_t ids,
+		       int timeout_ms);
+#define T_CM_WAIT_IDLE(ids, ms) t_cm_wait_idle_at(__FILE__, __LINE__, ids, ms)
+
+#endif
