@@ -136,9 +136,12 @@ int srd_faults_load_file(struct srd_faults *f, const char *path, char *err,
 			text = t;
 			memcpy(text + len, chunk, got);
 			len += got;
+			text[len] = '\0';
 		}
 	}
 	fclose(fp);
+	if (text)
+		text[len] = 0;
 	ret = parse_list(f, f->nfixed, text ? text : "", &rules, &n, err,
 			 errlen);
 	free(text);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "common/roce.h"
+#include "daemon/fault/fault.h"
 #include "daemon/net/net.h"
 
 struct srd_net_config srd_net_cfg;
@@ -131,6 +132,21 @@ int srd_net_config_env(void)
 	/* Forcing UDP needs the socket. */
 	if (srd_net_cfg.wire == SRD_WIRE_UDP)
 		srd_net_cfg.udp = true;
+	/* Bad rules are the user's to hear of, before the daemon detaches. */
+	for (unsigned int i = 0; i < srd_net_cfg.nfaults; i++) {
+		struct srd_faults f;
+		char err[256] = "";
+		int ret;
+
+		srd_faults_init(&f, 1);
+		ret = srd_faults_add(&f, srd_net_cfg.faults[i], err,
+				     sizeof(err));
+		srd_faults_fini(&f);
+		if (ret) {
+			fprintf(stderr, "softrdmad: fault rule: %s\n", err);
+			return -EINVAL;
+		}
+	}
 	return 0;
 }
 

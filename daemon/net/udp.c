@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "daemon/core.h"
+#include "daemon/net/icrc.h"
 #include "daemon/net/udp.h"
 
 #ifndef UDP_SEGMENT
@@ -269,14 +270,26 @@ static int parse_msg(struct srd_udp *u, struct msghdr *mh,
 	return gso;
 }
 
+/* What arrived, its IPv4 identification (which a UDP socket does not
+ * show) found from the ICRC so the file's headers match it. */
 static void capture_rx(struct srd_udp *u, const struct srd_udp_meta *m,
 		       uint8_t *buf, size_t len)
 {
 	struct srd_pcap_roce r;
 	struct iovec iov = { .iov_base = buf, .iov_len = len };
+	uint16_t id = 0;
 
+	if (srd_addr_v4(&m->src) && srd_addr_v4(&m->dst)) {
+		struct srd_icrc_udp4 f = { .sport = htons(m->sport),
+					   .dport = htons(m->dport) };
+
+		memcpy(&f.saddr, &m->src.s6_addr[12], 4);
+		memcpy(&f.daddr, &m->dst.s6_addr[12], 4);
+		if (srd_icrc_check_v4_noid(&f, buf, len, &id, NULL))
+			id = 0;
+	}
 	srd_capture_addr(&r, m->src.s6_addr, m->dst.s6_addr, m->sport, m->dport,
-			 0);
+			 id);
 	srd_capture_iov(u->cap, &r, &iov, 1, len);
 }
 

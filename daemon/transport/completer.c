@@ -140,6 +140,24 @@ static enum comp_state get_wqe(struct comp_ctx *c)
 	return CS_CHECK_PSN;
 }
 
+/*
+ * Responses past a READ or atomic response that never came imply a NAK:
+ * ask again from there, once per gap (every response still in flight
+ * says the same), as rxe does.  The next progress allows another.
+ */
+static enum comp_state implied_retry(struct comp_ctx *c, uint32_t psn)
+{
+	struct srd_qp_transport *tp = c->tp;
+
+	psn &= ROCE_PSN_MASK;
+	if (tp->implied_retry && tp->implied_psn == psn)
+		return CS_DONE;
+	tp->implied_retry = true;
+	tp->implied_psn = psn;
+	c->retry_psn = psn;
+	return CS_RETRY;
+}
+
 static enum comp_state check_psn(struct comp_ctx *c)
 {
 	struct srd_qp_transport *tp = c->tp;
@@ -155,10 +173,8 @@ static enum comp_state check_psn(struct comp_ctx *c)
 		if (!is_rd_atomic(s) && s->state == SWQE_SENT)
 			return CS_COMPLETE;
 		/* ...but a READ or atomic lost its response. */
-		if (is_rd_atomic(s) && s->state == SWQE_SENT) {
-			c->retry_psn = s->first_psn + s->rd_pkts;
-			return CS_RETRY;
-		}
+		if (is_rd_atomic(s) && s->state == SWQE_SENT)
+			return implied_retry(c, s->first_psn + s->rd_pkts);
 		return CS_DONE;
 	}
 	if (roce_psn_cmp(psn, tp->una_psn) < 0)
@@ -173,8 +189,14 @@ static enum comp_state check_ack(struct comp_ctx *c)
 	uint8_t syn = pkt->aeth.syndrome;
 
 	if (pkt->mask & OPF_READ) {
-		if (s->kind != SWQE_K_READ ||
-		    pkt->psn != ((s->first_psn + s->rd_pkts) & ROCE_PSN_MASK))
+		uint32_t want = (s->first_psn + s->rd_pkts) & ROCE_PSN_MASK;
+
+		if (s->kind != SWQE_K_READ)
+			return CS_DONE;
+		/* A response beyond the next one: some went missing. */
+		if (roce_psn_cmp(pkt->psn, want) > 0)
+			return implied_retry(c, want);
+		if (pkt->psn != want)
 			return CS_DONE;
 		return CS_READ;
 	}
@@ -388,6 +410,7 @@ void completer_rx(struct srd_qp_transport *tp, struct srd_pkt *pkt)
 		}
 	}
 	if (c.progress) {
+		tp->implied_retry = false;
 		reset_retries(tp);
 		tp_rearm_timer(tp);
 	}

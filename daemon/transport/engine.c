@@ -118,6 +118,7 @@ static void tp_reset(struct srd_qp_transport *tp)
 	tp->rd_atomic = 0;
 	tp->retry_left = qp->attr.retry_cnt;
 	tp->rnr_left = qp->attr.rnr_retry;
+	tp->implied_retry = false;
 	tp->rnr_wait = false;
 	tp->rnr_deadline = 0;
 	tp->rexmit_deadline = 0;

@@ -153,6 +153,8 @@ struct srd_qp_transport {
 	uint32_t rd_atomic; /* READ/atomic WQEs outstanding */
 	uint8_t retry_left;
 	uint8_t rnr_left;
+	bool implied_retry;   /* asked again for a missing READ response */
+	uint32_t implied_psn; /* from there */
 	bool rnr_wait;
 	bool sq_hostile;
 	bool drained_sent;

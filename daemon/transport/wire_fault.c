@@ -93,23 +93,39 @@ static void hold(struct srd_wire *w, struct wire_frame *f,
 		w->nreorder++;
 }
 
+/*
+ * Flip one bit from the BTH to the ICRC, where the receiver's ICRC check
+ * must catch it: not in BTH byte 4 (covered as ones), and, for a receiver
+ * that checks IPv4 without the identification (a UDP socket: 1 in 2^15
+ * corruptions would pass that check), not where it would pass.  A real
+ * path has the UDP checksum and the link's CRC besides; injected
+ * corruption only has the ICRC.
+ */
+static void corrupt(struct srd_wire *w, struct wire_frame *f,
+		    enum wire_next next)
+{
+	bool noid = wire_meta_v4(&f->m) &&
+		    (next == WIRE_NEXT_UDP || !f->id_known);
+
+	for (int tries = 0; tries < 64; tries++) {
+		uint64_t bit = srd_faults_random(&w->faults) % (f->len * 8ull);
+
+		if (bit / 8 == 4)
+			continue;
+		f->data[bit / 8] ^= 1u << (bit % 8);
+		if (!noid || wire_check_icrc(&f->m, false, f->data, f->len))
+			return;
+		f->data[bit / 8] ^= 1u << (bit % 8);
+	}
+}
+
 void wire_frame_apply(struct srd_wire *w, struct wire_frame *f,
 		      const struct srd_fault_verdict *v, enum wire_next next)
 {
 	struct wire_frame *copy = NULL;
 
-	if (v->actions & ACT(CORRUPT)) {
-		/* One bit anywhere from the BTH to the ICRC but in what
-		 * the ICRC does not cover (BTH byte 4): the receiver's ICRC
-		 * check must catch it. */
-		uint64_t bit;
-
-		do
-			bit = srd_faults_random(&w->faults) % (f->len * 8ull);
-		while (bit / 8 == 4);
-
-		f->data[bit / 8] ^= 1u << (bit % 8);
-	}
+	if (v->actions & ACT(CORRUPT))
+		corrupt(w, f, next);
 	if (v->actions & ACT(DUP)) {
 		copy = frame_new(&f->m, f->data, f->len);
 		if (copy) {

@@ -281,6 +281,24 @@ void t_fill(void *buf, size_t len, uint32_t seed)
 		p[i] = t_pattern(seed, i);
 }
 
+bool t_wait_fill(const volatile void *buf, size_t len, uint32_t seed,
+		 int timeout_ms)
+{
+	const volatile uint8_t *p = buf;
+
+	for (int waited = 0;; waited++) {
+		size_t i = 0;
+
+		while (i < len && p[i] == t_pattern(seed, i))
+			i++;
+		if (i == len)
+			return true;
+		if (waited >= timeout_ms)
+			return false;
+		usleep(1000);
+	}
+}
+
 void t_check_fill_at(const char *file, int line, const void *buf, size_t len,
 		     uint32_t seed, const char *what)
 {

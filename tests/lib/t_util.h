@@ -163,6 +163,10 @@ void t_free(void *p, size_t len);
 /* A deterministic pattern, different for every seed. */
 uint8_t t_pattern(uint32_t seed, size_t i);
 void t_fill(void *buf, size_t len, uint32_t seed);
+/* Wait up to timeout_ms for buf to hold the fill of seed (data placed by
+ * a peer without a completion on this side); false on timeout. */
+bool t_wait_fill(const volatile void *buf, size_t len, uint32_t seed,
+		 int timeout_ms);
 void t_check_fill_at(const char *file, int line, const void *buf, size_t len,
 		     uint32_t seed, const char *what);
 void t_memeq_at(const char *file, int line, const void *got,

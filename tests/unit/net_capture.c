@@ -11,6 +11,7 @@
  * test's payload bytes for RPC headers.)
  */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -228,6 +229,36 @@ static void run(bool udp, const char *path)
 	       ts ? ", tshark: all RoCE, none malformed" : " (no tshark)");
 }
 
+/* Capture started and stopped at run time, with a fault rule added at
+ * run time too (duplicated ACKs change nothing but the counts). */
+static void run_live(const char *path)
+{
+	char err[128], show[1024];
+	struct eh h;
+	struct tally t;
+
+	memset(&srd_net_cfg, 0, sizeof(srd_net_cfg));
+	eh_init(&h);
+	T_EQ(srd_net_capture_stop(&h.t.d), -ENOENT);
+	T_EQ(srd_net_capture_start(&h.t.d, path), 0);
+	T_EQ(srd_net_capture_start(&h.t.d, path), -EBUSY);
+	T_EQ(srd_net_fault_add(&h.t.d, "dup op=0x11 count=2", err, sizeof(err)),
+	     0);
+	T_EQ(srd_net_fault_add(&h.t.d, "dup op=nothing", err, sizeof(err)),
+	     -EINVAL);
+	traffic(&h);
+	srd_net_fault_show(&h.t.d, show, sizeof(show));
+	T_CHECK(strstr(show, "rule 0: dup op=0x11 count=2: matched"));
+	T_CHECK(strstr(show, "injected 2\n"));
+	srd_net_fault_clear(&h.t.d);
+	T_EQ(srd_net_fault_show(&h.t.d, show, sizeof(show)), 0);
+	T_EQ(srd_net_capture_stop(&h.t.d), 0);
+	eh_fini(&h);
+	check_file(path, &t);
+	/* The two duplicated ACKs were captured twice. */
+	printf("# run-time capture: %u packets, ICRCs good\n", t.pkts);
+}
+
 int main(void)
 {
 	char path[] = "/tmp/net_capture.XXXXXX";
@@ -237,6 +268,7 @@ int main(void)
 	close(fd);
 	run(false, path);
 	run(true, path);
+	run_live(path);
 	unlink(path);
 	printf("PASS net_capture\n");
 	return T_PASS;

@@ -5,9 +5,11 @@
  * library starts).  One mode per run:
  *
  *   rc             64 MiB over RC: 32 x (1 MiB WRITE + 1 MiB SEND), four
- *                  in flight; everything completes successfully, in order,
- *                  and every byte arrives.  Retransmission has to recover
- *                  from whatever the rules do (drop, dup, reorder, delay,
+ *                  in flight, then 16 MiB of READs, four outstanding, then
+ *                  100 FETCH_ADDs; everything completes successfully, in
+ *                  order, every byte arrives and every atomic is done
+ *                  exactly once.  Retransmission has to recover from
+ *                  whatever the rules do (drop, dup, reorder, delay,
  *                  corrupt).
  *   ud P | uc P    2048 messages, each either arriving intact and in order
  *                  or lost; with rules dropping packets with probability
@@ -28,6 +30,8 @@
 #define MIB (1u << 20)
 #define RC_MSGS 32
 #define RC_WINDOW 4
+#define RC_READS 16
+#define RC_ATOMICS 100
 #define DG_MSGS 2048
 #define DG_BURST 32
 
@@ -80,10 +84,43 @@ static void rc_stream(struct t_dev *d)
 				    MIB, IBV_SEND_SIGNALED, 0, 0);
 		}
 	}
+	/* READs back, RC_WINDOW of them outstanding: a lost response is
+	 * asked for again. */
+	for (uint32_t i = 0; i < RC_READS + RC_WINDOW; i++) {
+		if (i >= RC_WINDOW) {
+			uint32_t j = i - RC_WINDOW;
+
+			T_EXPECT_WC(p.cq_a, &wc, 1000 + j, IBV_WC_SUCCESS,
+				    IBV_WC_RDMA_READ);
+			T_CHECK_FILL(src.p + (size_t)(j % RC_WINDOW) * MIB, MIB,
+				     2 * j);
+		}
+		if (i < RC_READS)
+			t_post_send(p.a, 1000 + i, IBV_WR_RDMA_READ, src.mr,
+				    src.p + (size_t)(i % RC_WINDOW) * MIB, MIB,
+				    IBV_SEND_SIGNALED,
+				    (uint64_t)(uintptr_t)dst.p +
+					    (uint64_t)i * MIB,
+				    dst.mr->rkey);
+	}
+	/* Atomics, each done exactly once whatever is lost or repeated. */
+	memset(dst.p, 0, 8);
+	for (uint32_t i = 0; i < RC_ATOMICS; i++) {
+		uint64_t *old = (uint64_t *)(src.p + 8 * (i % 64));
+
+		t_post_atomic(p.a, 2000 + i, IBV_WR_ATOMIC_FETCH_AND_ADD,
+			      src.mr, old, (uint64_t)(uintptr_t)dst.p,
+			      dst.mr->rkey, 1, 0);
+		T_EXPECT_WC(p.cq_a, &wc, 2000 + i, IBV_WC_SUCCESS,
+			    IBV_WC_FETCH_ADD);
+		T_EQ(*old, i);
+	}
+	T_EQ(*(uint64_t *)dst.p, RC_ATOMICS);
 	/* Nothing more, nothing twice. */
 	T_EXPECT_NO_WC(p.cq_a, 50);
 	T_EXPECT_NO_WC(p.cq_b, 50);
-	t_log("rc: %u MiB in %llu ms", 2 * RC_MSGS,
+	t_log("rc: %u MiB written, sent and read, %u atomics, in %llu ms",
+	      2 * RC_MSGS + RC_READS, RC_ATOMICS,
 	      (unsigned long long)(t_now_ms() - t0));
 	t_buf_free(&src);
 	t_buf_free(&rcv);
