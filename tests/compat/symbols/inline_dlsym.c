@@ -82,7 +82,7 @@ static int stop_daemon(const char *name)
 			continue;
 		if (!runs_socket(de->d_name, name))
 			continue;
-		pid = (pid_t)atoi(de->d_name);
+		pid = (pid_t)strtol(de->d_name, NULL, 10);
 		kill(pid, SIGTERM);
 		n++;
 		snprintf(path, sizeof(path), "/proc/%d", (int)pid);
