@@ -659,3 +659,18 @@ int pp_check_pattern(const char *buf, size_t size)
 	}
 	return bad;
 }
+
+int pp_arm_and_query_port(struct ibv_context *ctx, struct ibv_cq *cq,
+			  const struct pp_opts *o,
+			  struct ibv_port_attr *portinfo)
+{
+	if (o->use_event && ibv_req_notify_cq(cq, 0)) {
+		fprintf(stderr, "Couldn't request CQ notification\n");
+		return 1;
+	}
+	if (ibv_query_port(ctx, o->ib_port, portinfo)) {
+		fprintf(stderr, "Couldn't get port info\n");
+		return 1;
+	}
+	return 0;
+}

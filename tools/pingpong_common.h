@@ -92,6 +92,12 @@ int pp_msg_to_dest(const char *msg, struct pp_dest *d);
 /* "  local address:  LID 0x0000, QPN 0x000011, PSN 0x..., GID ..." */
 void pp_print_dest(const char *what, const struct pp_dest *d, char gid_sep);
 
+/* Arm the CQ when -e asks for events, then read the port's attributes;
+ * prints rdma-core's messages and returns non-zero on failure. */
+int pp_arm_and_query_port(struct ibv_context *ctx, struct ibv_cq *cq,
+			  const struct pp_opts *o,
+			  struct ibv_port_attr *portinfo);
+
 /* Fills *d from port and GID index (gidx < 0: zero GID) with a random
  * PSN; need_lid refuses an IB port without a LID.  0 or -1 after printing
  * why. */

@@ -466,14 +466,8 @@ int main(int argc, char *argv[])
 		fprintf(stderr, "Couldn't post receive (%d)\n", ctx->routs);
 		return 1;
 	}
-	if (o.use_event && ibv_req_notify_cq(ctx->cq, 0)) {
-		fprintf(stderr, "Couldn't request CQ notification\n");
+	if (pp_arm_and_query_port(ctx->context, ctx->cq, &o, &ctx->portinfo))
 		return 1;
-	}
-	if (ibv_query_port(ctx->context, o.ib_port, &ctx->portinfo)) {
-		fprintf(stderr, "Couldn't get port info\n");
-		return 1;
-	}
 	/* Unused entries up to PP_MAX_QP travel as zeros. */
 	for (i = 0; i < ctx->num_qp; i++) {
 		if (pp_local_dest(ctx->context, &o, &ctx->portinfo,
