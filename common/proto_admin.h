@@ -32,6 +32,12 @@ enum srd_admin_cmd {
 	SRD_ADMIN_RES_CM_ID,
 	SRD_ADMIN_STAT_DEV,
 	SRD_ADMIN_STAT_QP,
+	SRD_ADMIN_FAULT_ADD,
+	SRD_ADMIN_FAULT_CLEAR,
+	SRD_ADMIN_FAULT_LIST,
+	SRD_ADMIN_CAPTURE_START,
+	SRD_ADMIN_CAPTURE_STOP,
+	SRD_ADMIN_CAPTURE_SHOW,
 	SRD_ADMIN__END
 };
 
@@ -233,6 +239,49 @@ struct srd_admin_stat_rep {
 	uint32_t qpn; /* STAT_QP: the QP; STAT_DEV: SRD_ADMIN_END */
 	uint32_t pid; /* STAT_QP: its owner */
 	struct srd_admin_counter c[];
+};
+
+/* --- FAULT_*: fault injection rules at run time ------------------------- */
+/* Changing rules needs the daemon's own uid or root (-EPERM). */
+#define SRD_ADMIN_TEXT_MAX 2048
+/* Rules as --fault takes them ("rule;rule", daemon/fault/fault.h).  On
+ * -EINVAL the reply carries a struct srd_admin_error saying why, and no
+ * rule of the list was added. */
+struct srd_admin_fault_add_req {
+	char rules[SRD_ADMIN_TEXT_MAX]; /* NUL terminated */
+};
+struct srd_admin_fault_add_rep {
+	uint32_t first; /* index of the first rule added */
+	uint32_t count; /* rules now in force */
+};
+/* A failed command's reason, when the op documents one. */
+struct srd_admin_error {
+	char reason[256]; /* NUL terminated */
+};
+/* FAULT_LIST: srd_admin_list_req (dev_index ignored), srd_admin_list_rep
+ * then entries; the cursor is the rule index. */
+#define SRD_ADMIN_RULE_TEXT_MAX 160
+struct srd_admin_fault_info {
+	uint32_t index;
+	uint32_t fixed; /* from --fault / SOFTRDMA_FAULTS: kept on SIGHUP */
+	uint64_t matched;
+	uint64_t injected;
+	char text[SRD_ADMIN_RULE_TEXT_MAX]; /* the rule as written */
+};
+static_assert(sizeof(struct srd_admin_fault_info) == 184, "fault info");
+
+/* --- CAPTURE_*: recording both wires into a pcap file ------------------- */
+/* The daemon creates the file with its own rights, so only its own uid or
+ * root may start or stop a capture (-EPERM).  START: -EBUSY if one runs;
+ * STOP: -ENOENT if none does. */
+struct srd_admin_capture_start_req {
+	char path[SRD_ADMIN_TEXT_MAX]; /* absolute, NUL terminated */
+};
+struct srd_admin_capture_show_rep {
+	uint32_t active;
+	uint32_t rsvd;
+	uint64_t packets; /* written to the file so far */
+	char path[SRD_ADMIN_TEXT_MAX];
 };
 
 #endif

@@ -3,7 +3,7 @@
  * Administration commands (common/proto_admin.h): the command table, and
  * the device commands: adding and deleting devices on interfaces, listing
  * devices and their GID tables.  Resources are in admin_res.c, counters
- * in counters.c.
+ * in counters.c, faults and capture in admin_net.c.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -49,6 +49,18 @@ static const struct cmd_desc admin_cmds[SRD_ADMIN__END - SRD_CMD_ADMIN_BASE] = {
 	ADMIN(SRD_ADMIN_STAT_QP) = { cmd_admin_stat_qp,
 				     sizeof(struct srd_admin_stat_qp_req),
 				     F_NO_DEV },
+	ADMIN(SRD_ADMIN_FAULT_ADD) = { cmd_admin_fault_add,
+				       sizeof(struct srd_admin_fault_add_req),
+				       F_NO_DEV },
+	ADMIN(SRD_ADMIN_FAULT_CLEAR) = { cmd_admin_fault_clear, 0, F_NO_DEV },
+	ADMIN(SRD_ADMIN_FAULT_LIST) = { cmd_admin_fault_list,
+					sizeof(struct srd_admin_list_req),
+					F_NO_DEV },
+	ADMIN(SRD_ADMIN_CAPTURE_START) = { cmd_admin_capture_start,
+					   sizeof(struct srd_admin_capture_start_req),
+					   F_NO_DEV },
+	ADMIN(SRD_ADMIN_CAPTURE_STOP) = { cmd_admin_capture_stop, 0, F_NO_DEV },
+	ADMIN(SRD_ADMIN_CAPTURE_SHOW) = { cmd_admin_capture_show, 0, F_NO_DEV },
 };
 
 const struct cmd_family admin_cmd_family = {

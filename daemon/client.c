@@ -186,6 +186,7 @@ static int client_serve_one(struct srd_client *c)
 	rp.len = 0;
 	rp.nfds = 0;
 	rp.keep_mask = 0;
+	rp.err_payload = false;
 	if (n < 0) {
 		/* Oversized, too many fds, or a length field that lies:
 		 * the fds are already closed; answer and carry on. */
@@ -203,7 +204,8 @@ static int client_serve_one(struct srd_client *c)
 	}
 	if (ret) {
 		close_unkept(&rp);
-		rp.len = 0;
+		if (!rp.err_payload)
+			rp.len = 0;
 	}
 	rh.op = h.op;
 	rh.len = rp.len;

@@ -108,6 +108,7 @@ struct srd_rep {
 	int fds[SRD_REP_MAX_FDS];
 	int nfds;
 	unsigned int keep_mask; /* bit i: the daemon keeps fds[i] open */
+	bool err_payload; /* an error reply keeps the payload (a reason) */
 	_Alignas(8) uint8_t data[SRD_MSG_MAX - sizeof(struct srd_msg_hdr)];
 };
 /* Handle one request; returns 0 or the negative errno to reply with. */

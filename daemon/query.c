@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "daemon/core.h"
+#include "daemon/link.h"
 
 /* enum ibv_gid_type_sysfs (rdma-core driver.h): IB_ROCE_V1 0, ROCE_V2 1. */
 #define GID_TYPE_SYSFS_ROCE_V2 1
@@ -45,7 +46,9 @@ int cmd_query_port(struct srd_client *c, struct srd_req *rq, struct srd_rep *rp)
 	 * that fast, and the value only has to look sensible. */
 	a->active_width = 2;  /* IB_WIDTH_4X */
 	a->active_speed = 32; /* IB_SPEED_EDR */
-	a->phys_state = 5;    /* LinkUp */
+	a->phys_state = device_phys_state(
+		c->dev, link_of_const(c->dev)->admin_up &&
+				!link_of_const(c->dev)->removed);
 	a->link_layer = IBV_LINK_LAYER_ETHERNET;
 	a->flags = 0;
 	a->port_cap_flags2 = 0;

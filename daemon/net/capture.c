@@ -2,6 +2,7 @@
 /* Packet capture for both wires (see capture.h). */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -28,6 +29,7 @@ int srd_capture_open(struct srd_capture *c, const char *path)
 		return -ENOMEM;
 	}
 	c->last_flush = srd_now_ns();
+	snprintf(c->path, sizeof(c->path), "%s", path);
 	return 0;
 }
 
@@ -66,6 +68,8 @@ int srd_capture_iov(struct srd_capture *c, const struct srd_pcap_roce *r,
 		return err;
 	}
 	c->dirty = true;
+	if (!err)
+		c->packets++;
 	return err;
 }
 

@@ -21,6 +21,8 @@ struct srd_capture {
 	uint64_t last_flush; /* monotonic ns */
 	bool dirty;	     /* written since the last flush */
 	bool failed;	     /* a write failed: said once, then off */
+	uint64_t packets;    /* written */
+	char path[4096];
 };
 
 /* Creates (truncates) path; 0 or -errno. */

@@ -19,6 +19,8 @@
 
 struct srd_daemon;
 struct srd_device;
+struct srd_faults;
+struct srd_capture;
 
 /* Environment variables read at start (the command line wins). */
 #define SRD_ENV_UDP_PORT "SOFTRDMA_UDP_PORT"
@@ -97,6 +99,10 @@ void srd_net_fault_clear(struct srd_daemon *d);
 size_t srd_net_fault_show(struct srd_daemon *d, char *buf, size_t size);
 int srd_net_capture_start(struct srd_daemon *d, const char *path);
 int srd_net_capture_stop(struct srd_daemon *d);
+/* For listings: the rules in force (NULL without a wire) and the capture
+ * running (NULL if none). */
+const struct srd_faults *srd_net_faults(struct srd_daemon *d);
+const struct srd_capture *srd_net_capture(struct srd_daemon *d);
 
 /*
  * Per-device packet counters (as `rdma statistic` shows a port's).  Both

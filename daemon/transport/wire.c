@@ -273,6 +273,20 @@ int srd_net_capture_start(struct srd_daemon *d, const char *path)
 	return 0;
 }
 
+const struct srd_faults *srd_net_faults(struct srd_daemon *d)
+{
+	struct srd_wire *w = wire_of(d);
+
+	return w ? &w->faults : NULL;
+}
+
+const struct srd_capture *srd_net_capture(struct srd_daemon *d)
+{
+	struct srd_wire *w = wire_of(d);
+
+	return w && w->capturing ? &w->cap : NULL;
+}
+
 int srd_net_capture_stop(struct srd_daemon *d)
 {
 	struct srd_wire *w = wire_of(d);

@@ -151,12 +151,16 @@ wait_show srd1 "state DOWN physical_state DISABLED"
 wait_events watchsrd1 IBV_EVENT_PORT_ERR $((pe0 + 1))
 ns_exec 1 "$NS_BIN/ibv_devinfo" -d srd1 | grep -q "state:.*PORT_DOWN" ||
 	ns_fail "ibv_devinfo: the port is not DOWN"
+ns_exec 1 "$NS_BIN/ibv_devinfo" -v -d srd1 | grep -q "phys_state:.*DISABLED" ||
+	ns_fail "ibv_devinfo: phys_state is not DISABLED"
 ip -n "$ns1" link set veth1 up
 wait_show srd1 "state ACTIVE physical_state LINK_UP"
 wait_events watchsrd1 IBV_EVENT_PORT_ACTIVE $((pa0 + 1))
 # The peer's end going down takes the carrier away: up but not running.
 ip -n "$ns2" link set veth2 down
 wait_show srd1 "state DOWN physical_state POLLING"
+ns_exec 1 "$NS_BIN/ibv_devinfo" -v -d srd1 | grep -q "phys_state:.*POLLING" ||
+	ns_fail "ibv_devinfo: phys_state is not POLLING"
 wait_events watchsrd1 IBV_EVENT_PORT_ERR $((pe0 + 2))
 ip -n "$ns2" link set veth2 up
 wait_show srd1 "state ACTIVE physical_state LINK_UP"

@@ -218,11 +218,12 @@ int conn_cmd(uint32_t op, const void *req, size_t req_len, void *rep,
 		return n;
 	if (buf.h.op != op)
 		return -EPROTO;
-	if (buf.h.status)
-		return buf.h.status < 0 ? buf.h.status : -EPROTO;
+	/* An error may come with a payload (a reason) too. */
 	len = buf.h.len < rep_size ? buf.h.len : rep_size;
 	if (len)
 		memcpy(rep, buf.b + sizeof(buf.h), len);
 	*got = len;
+	if (buf.h.status)
+		return buf.h.status < 0 ? buf.h.status : -EPROTO;
 	return 0;
 }

@@ -5,7 +5,8 @@
  *
  *	softrdma [OPTIONS] OBJECT [COMMAND [ARGS]]
  *
- * Objects: link, dev, resource, statistic.  Words may be abbreviated.
+ * Objects: link, dev, resource, statistic, fault, capture.  Words may be
+ * abbreviated.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -21,7 +22,8 @@ static void usage(FILE *f)
 {
 	fprintf(f, "Usage: softrdma [OPTIONS] OBJECT [COMMAND [ARGS]]\n"
 		   "       softrdma help\n"
-		   "OBJECT := { link | dev | resource | statistic }\n"
+		   "OBJECT := { link | dev | resource | statistic | fault |\n"
+		   "            capture }\n"
 		   "OPTIONS := { -j[son] | -p[retty] | -d[etails] |\n"
 		   "             -s[ocket] NAME | -n[o-start] | -V[ersion] |\n"
 		   "             -h[elp] }\n"
@@ -34,7 +36,13 @@ static void usage(FILE *f)
 		   "  resource show {qp|cq|mr|pd|cm_id} [link DEV[/PORT]] "
 		   "[lqpn QPN]\n"
 		   "  statistic [show] [link DEV[/PORT]]\n"
-		   "  statistic show qp QPN\n");
+		   "  statistic show qp QPN\n"
+		   "  fault [show]\n"
+		   "  fault add RULE [; RULE ...]\n"
+		   "  fault flush\n"
+		   "  capture [show]\n"
+		   "  capture start FILE\n"
+		   "  capture stop\n");
 }
 
 int usage_error(const char *fmt, ...)
@@ -143,6 +151,10 @@ int main(int argc, char **argv)
 		ret = cmd_resource(argc, argv);
 	else if (matches(obj, "statistic"))
 		ret = cmd_statistic(argc, argv);
+	else if (matches(obj, "fault"))
+		ret = cmd_fault(argc, argv);
+	else if (matches(obj, "capture"))
+		ret = cmd_capture(argc, argv);
 	else if (matches(obj, "help")) {
 		usage(stdout);
 		ret = EXIT_OK;

@@ -36,8 +36,9 @@ int conn_open(void);
 void conn_close(void);
 /*
  * One admin request.  rep receives up to rep_size bytes of the reply's
- * payload; *got is how many came.  Returns the reply's status (0 or a
- * negative errno) or a transport error.
+ * payload; *got is how many came (an error reply too may carry one: a
+ * reason).  Returns the reply's status (0 or a negative errno) or a
+ * transport error.
  */
 int conn_cmd(uint32_t op, const void *req, size_t req_len, void *rep,
 	     size_t rep_size, size_t *got);
@@ -110,6 +111,8 @@ int cmd_link(int argc, char **argv);
 int cmd_dev(int argc, char **argv);
 int cmd_resource(int argc, char **argv);
 int cmd_statistic(int argc, char **argv);
+int cmd_fault(int argc, char **argv);
+int cmd_capture(int argc, char **argv);
 /* A usage error: prints "softrdma: msg" and a hint, returns EXIT_USAGE. */
 int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* A failure: prints "softrdma: msg", returns EXIT_FAILED. */
