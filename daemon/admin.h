@@ -21,6 +21,9 @@ srd_cmd_fn cmd_admin_fault_add, cmd_admin_fault_clear, cmd_admin_fault_list;
 srd_cmd_fn cmd_admin_capture_start, cmd_admin_capture_stop;
 srd_cmd_fn cmd_admin_capture_show;
 
+/* counters.c: a QP about to be destroyed leaves its counts to its device. */
+void counters_qp_retire(struct srd_qp *qp);
+
 /* --- rdma_cm identifiers (the CM provides a strong definition) ------------ */
 
 /*

@@ -5,8 +5,8 @@
  * itself, and the wire's packet and byte counts (daemon/net, when built
  * in).  Names follow rxe's hw counters where the meaning is the same.
  *
- * The per-device sum covers the QPs that exist now: the engine's counts
- * leave with a destroyed QP.
+ * The per-device sum covers the QPs that exist now plus what destroyed
+ * ones had counted (kept with the device), so a port's counters only grow.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -115,16 +115,25 @@ static struct srd_admin_stat_rep *stat_rep(struct srd_rep *rp, uint32_t *max)
 	return rep;
 }
 
+void counters_qp_retire(struct srd_qp *qp)
+{
+	const struct srd_tp_counters *qc = engine_qp_counters(qp);
+
+	if (qc && qp->dev)
+		add(&link_of(qp->dev)->retired, qc);
+}
+
 int cmd_admin_stat_dev(struct srd_client *c, struct srd_req *rq,
 		       struct srd_rep *rp)
 {
 	const struct srd_admin_stat_dev_req *req = rq->data;
 	struct srd_device *dev = device_by_index_any(c->d, req->dev_index);
-	struct srd_tp_counters sum = { 0 };
+	struct srd_tp_counters sum;
 	struct stat_out o;
 
 	if (!dev)
 		return -ENODEV;
+	sum = link_of(dev)->retired;
 	o.rep = stat_rep(rp, &o.max);
 	o.rep->dev_index = dev->index;
 	list_for_each (&c->d->qps, it) {

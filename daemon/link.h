@@ -16,6 +16,7 @@
 #include <stdio.h>
 
 #include "daemon/core.h"
+#include "daemon/transport/engine.h"
 
 /* What the daemon keeps about a device beyond struct srd_device.  Every
  * device is made by device_create(), so every device is one of these. */
@@ -30,6 +31,8 @@ struct srd_link {
 	uint8_t mac[6];
 	uint64_t link_downed; /* times the port left ACTIVE */
 	struct srd_daemon *d;
+	/* What destroyed QPs counted: port counters never go back. */
+	struct srd_tp_counters retired;
 };
 
 static inline struct srd_link *link_of(struct srd_device *dev)

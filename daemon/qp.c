@@ -10,6 +10,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "daemon/admin.h"
 #include "daemon/core.h"
 
 #define QP_MAX_INLINE 512
@@ -221,6 +222,7 @@ err_free:
 
 void qp_destroy(struct srd_qp *qp)
 {
+	counters_qp_retire(qp);
 	engine_qp_destroy(qp);
 	list_del(&qp->node);
 	qp_put_refs(qp);
