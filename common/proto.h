@@ -64,6 +64,8 @@ enum srd_cmd {
 	SRD_CMD_DESTROY_SRQ,
 	SRD_CMD_CREATE_AH,
 	SRD_CMD_DESTROY_AH,
+	SRD_CMD_ATTACH_MCAST,
+	SRD_CMD_DETACH_MCAST,
 	SRD_CMD__MAX
 };
 
@@ -334,6 +336,16 @@ struct srd_create_ah_req {
 	uint32_t pd_handle;
 	uint32_t rsvd;
 	struct ibv_ah_attr attr;
+};
+
+/* --- multicast ------------------------------------------------------------ */
+/* ATTACH_MCAST / DETACH_MCAST: a UD QP joins or leaves a group.  The LID
+ * is carried as ibv_attach_mcast gives it; RoCE ignores it. */
+struct srd_mcast_req {
+	uint32_t qp_handle;
+	uint16_t lid;
+	uint16_t rsvd;
+	union ibv_gid gid;
 };
 
 #endif

@@ -47,6 +47,8 @@ enum srd_cm_cmd {
 	SRD_CMD_CM_MIGRATE,
 	SRD_CMD_CM_GET_EVENT,
 	SRD_CMD_CM_STATS, /* any connection, no channel needed */
+	SRD_CMD_CM_JOIN_MCAST,
+	SRD_CMD_CM_LEAVE_MCAST,
 	SRD_CMD_CM__END
 };
 #define SRD_CM_NCMDS (SRD_CMD_CM__END - SRD_CMD_CM_BASE)
@@ -140,6 +142,11 @@ struct srd_cm_conn_param {
 	uint8_t private_data_len;
 	uint8_t rsvd;
 	uint8_t private_data[SRD_CM_PRIVATE_DATA_MAX];
+	/* ECE (struct ibv_ece): what a REQ or REP carries in its vendor ID
+	 * (24 bits) and its MAD's attribute modifier; in CONNECT_REQUEST
+	 * and CONNECT_RESPONSE events, what the peer sent. */
+	uint32_t ece_vendor_id;
+	uint32_t ece_options;
 };
 
 struct srd_cm_connect_req {
@@ -160,7 +167,10 @@ struct srd_cm_accept_req {
 struct srd_cm_reject_req {
 	uint32_t handle;
 	uint8_t private_data_len;
-	uint8_t rsvd[3];
+	uint8_t rsvd;
+	/* The REJ's reason: 0 or 28 (consumer defined), or 35 (ECE
+	 * vendor option not supported); anything else is EINVAL. */
+	uint16_t reason;
 	uint8_t private_data[SRD_CM_PRIVATE_DATA_MAX];
 };
 
@@ -200,6 +210,25 @@ struct srd_cm_event_rep {
 	struct ibv_ah_attr ah_attr;
 	uint32_t ud_qp_num;
 	uint32_t ud_qkey;
+	/* MULTICAST_JOIN / MULTICAST_ERROR: the join's uid. */
+	uint64_t mc_uid;
+};
+
+/* --- multicast -------------------------------------------------------------- */
+/* JOIN_MCAST: the id joins the group of an IP multicast address; the
+ * answer is a MULTICAST_JOIN (or MULTICAST_ERROR) event carrying uid.
+ * join_flags are enum rdma_cm_mc_join_flags.  LEAVE_MCAST names the
+ * join by its uid.  Both answer with no payload. */
+struct srd_cm_join_mcast_req {
+	uint32_t handle;
+	uint32_t join_flags;
+	uint64_t uid;
+	struct sockaddr_storage addr;
+};
+struct srd_cm_leave_mcast_req {
+	uint32_t handle;
+	uint32_t rsvd;
+	uint64_t uid;
 };
 
 /* --- statistics ------------------------------------------------------------ */
@@ -210,8 +239,8 @@ struct srd_cm_stats_rep {
 	uint32_t ids;	/* rdma_cm ids */
 	uint32_t conns; /* comm IDs, those in TIMEWAIT included */
 	uint32_t listeners;
-	uint32_t ports; /* devices with a QP1 */
-	uint32_t rsvd;
+	uint32_t ports;		/* devices with a QP1 */
+	uint32_t stale;		/* REQs refused as stale connections (REJ 10) */
 	uint64_t mad_rx;	/* CM MADs received */
 	uint64_t mad_tx;	/* MADs sent */
 	uint64_t mad_bad;	/* dropped: not a well-formed CM MAD */
@@ -226,5 +255,37 @@ struct srd_cm_stats_rep {
 static_assert(sizeof(struct srd_cm_event_rep) + sizeof(struct srd_msg_hdr) <=
 		      SRD_MSG_MAX,
 	      "CM event fits a message");
+
+/* --- events with what the library asks next ------------------------------ */
+/* GET_EVENT with this request (no request: the plain srd_cm_event_rep)
+ * answers with srd_cm_event_ext_rep: the event, where its id stands
+ * (QUERY's reply) and, for CONNECT_REQUEST and CONNECT_RESPONSE, the QP
+ * attributes INIT_QP_ATTR gives now for INIT, RTR and RTS, so the
+ * library needs no more round trips to bring a QP up. */
+#define SRD_CM_EVENT_EXT 1u
+struct srd_cm_get_event_req {
+	uint32_t flags; /* SRD_CM_EVENT_EXT */
+	uint32_t rsvd;
+};
+
+enum {
+	SRD_CM_ATTR_INIT,
+	SRD_CM_ATTR_RTR,
+	SRD_CM_ATTR_RTS,
+	SRD_CM_NATTR
+};
+
+struct srd_cm_event_ext_rep {
+	struct srd_cm_event_rep ev;
+	struct srd_cm_query_rep query; /* valid if has_query */
+	uint32_t has_query;
+	uint32_t attr_valid; /* bit i: attr[i] (SRD_CM_ATTR_*) is valid */
+	struct srd_cm_init_qp_attr_rep attr[SRD_CM_NATTR];
+};
+
+static_assert(sizeof(struct srd_cm_event_ext_rep) +
+			      sizeof(struct srd_msg_hdr) <=
+		      SRD_MSG_MAX,
+	      "CM event with its extras fits a message");
 
 #endif

@@ -13,6 +13,7 @@
 #include "common/proto_admin.h"
 #include "daemon/core.h"
 #include "daemon/link.h"
+#include "daemon/mcast.h"
 
 /*
  * No IEEE OUI is assigned to softrdma; 0xFFFFFF is what Soft-RoCE reports
@@ -112,9 +113,9 @@ static void fill_attr(struct srd_device *dev)
 	a->max_mw = 0;
 	a->max_raw_ipv6_qp = 0;
 	a->max_raw_ethy_qp = 0;
-	a->max_mcast_grp = 0;
-	a->max_mcast_qp_attach = 0;
-	a->max_total_mcast_qp_attach = 0;
+	a->max_mcast_grp = SRD_MCAST_MAX_GRP;
+	a->max_mcast_qp_attach = SRD_MCAST_MAX_QP_ATTACH;
+	a->max_total_mcast_qp_attach = SRD_MCAST_MAX_TOTAL_ATTACH;
 	a->max_ah = 65536;
 	a->max_fmr = 0;
 	a->max_map_per_fmr = 0;

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "daemon/core.h"
+#include "daemon/mcast.h"
 
 static const struct cmd_desc verbs_cmds[SRD_CMD__MAX] = {
 	[SRD_CMD_HELLO] = { cmd_hello, sizeof(struct srd_hello_req),
@@ -62,6 +63,10 @@ static const struct cmd_desc verbs_cmds[SRD_CMD__MAX] = {
 				0 },
 	[SRD_CMD_DESTROY_AH] = { cmd_destroy_ah, sizeof(struct srd_handle_req),
 				 0 },
+	[SRD_CMD_ATTACH_MCAST] = { cmd_attach_mcast,
+				   sizeof(struct srd_mcast_req), 0 },
+	[SRD_CMD_DETACH_MCAST] = { cmd_detach_mcast,
+				   sizeof(struct srd_mcast_req), 0 },
 };
 
 void *rep_payload(struct srd_rep *rp, size_t len)

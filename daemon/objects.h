@@ -56,6 +56,7 @@ struct srd_device {
 	struct srd_port port; /* port 1 */
 	/* QP1 (cm/gsi.c): reached by QPN 1 on this device, in no table. */
 	struct srd_qp *gsi;
+	struct srd_mcast *mcast; /* multicast groups (mcast.h), or NULL */
 };
 
 struct srd_pd {
@@ -167,6 +168,7 @@ struct srd_qp {
 	size_t map_len;
 	struct list_node node;	     /* in daemon->qps (engine scan list) */
 	struct srd_qp_transport *tp; /* engine-owned */
+	uint32_t mcast_attached;     /* multicast groups it is attached to */
 };
 
 /* A context: one command connection. */

@@ -12,6 +12,7 @@
 
 #include "daemon/admin.h"
 #include "daemon/core.h"
+#include "daemon/mcast.h"
 
 #define QP_MAX_INLINE 512
 
@@ -222,6 +223,7 @@ err_free:
 
 void qp_destroy(struct srd_qp *qp)
 {
+	mcast_qp_gone(qp);
 	counters_qp_retire(qp);
 	engine_qp_destroy(qp);
 	list_del(&qp->node);
@@ -238,6 +240,9 @@ int cmd_destroy_qp(struct srd_client *c, struct srd_req *rq, struct srd_rep *rp)
 
 	if (!qp)
 		return -EINVAL;
+	/* As uverbs: the application detaches first. */
+	if (qp->mcast_attached)
+		return -EBUSY;
 	qp_destroy(qp);
 	return 0;
 }

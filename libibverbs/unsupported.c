@@ -1,26 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Verbs the soft device does not offer: multicast, sharing objects
- * between processes, enhanced connection establishment.  They fail the
+ * Verbs the soft device does not offer: sharing objects between
+ * processes, enhanced connection establishment.  They fail the
  * way rdma-core fails on a device without the feature.
  */
 #include <errno.h>
 
 #include "libibverbs/ibverbs.h"
-
-LIB_EXPORT int ibv_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid,
-				uint16_t lid)
-{
-	errno = EOPNOTSUPP;
-	return EOPNOTSUPP;
-}
-
-LIB_EXPORT int ibv_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid,
-				uint16_t lid)
-{
-	errno = EOPNOTSUPP;
-	return EOPNOTSUPP;
-}
 
 LIB_EXPORT struct ibv_context *ibv_import_device(int cmd_fd)
 {

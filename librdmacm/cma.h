@@ -78,6 +78,13 @@ struct cma_id_priv {
 	uint8_t responder_resources;
 	struct ibv_qp_init_attr *qp_init_attr; /* a passive endpoint's */
 	struct ibv_sa_path_rec path;
+	struct ibv_ece local_ece;  /* what our REQ or REP offers */
+	struct ibv_ece remote_ece; /* what the peer's said */
+	/* QP attributes the last CONNECT_REQUEST or CONNECT_RESPONSE came
+	 * with (SRD_CM_ATTR_*), for the library's own QP moves; bit i of
+	 * attr_valid says attr[i] holds.  Options change them: cleared. */
+	uint32_t attr_valid;
+	struct srd_cm_init_qp_attr_rep attr[SRD_CM_NATTR];
 };
 
 struct cma_event {
@@ -119,8 +126,10 @@ struct cma_id_priv *cma_alloc_id(struct rdma_event_channel *ch, void *context,
 				 enum rdma_port_space ps,
 				 enum ibv_qp_type qp_type);
 void cma_free_id(struct cma_id_priv *p);
-/* Refresh the id's addresses, device and path from the daemon. */
+/* Refresh the id's addresses, device and path from the daemon, or from
+ * what an event brought. */
 int cma_query(struct cma_id_priv *p);
+int cma_query_apply(struct cma_id_priv *p, struct srd_cm_query_rep *r);
 /* For a synchronous id: wait for its next event; 0 or -1 and errno. */
 int cma_complete(struct cma_id_priv *p);
 int cma_create_id2(struct rdma_event_channel *channel, struct rdma_cm_id **id,
@@ -131,10 +140,32 @@ int cma_create_id2(struct rdma_event_channel *channel, struct rdma_cm_id **id,
 int cma_modify_qp_rtr(struct rdma_cm_id *id, uint8_t resp_res);
 int cma_modify_qp_rts(struct rdma_cm_id *id, uint8_t init_depth);
 int cma_modify_qp_err(struct rdma_cm_id *id);
+/* rdma_init_qp_attr, answered from what the last event brought when it
+ * can be (no round trip). */
+int cma_qp_attr(struct cma_id_priv *p, struct ibv_qp_attr *a, int *mask);
 bool cma_is_ud(enum ibv_qp_type t);
+
+/* --- mcast.c --- */
+/* A MULTICAST_JOIN or MULTICAST_ERROR event: fill it and attach the QP.
+ * -1: the join was left meanwhile, the event is dropped. */
+int cma_mc_event(struct cma_id_priv *p, struct cma_event *e,
+		 const struct srd_cm_event_rep *r);
+/* The id goes: its joins are forgotten. */
+void cma_mc_id_gone(struct cma_id_priv *p);
 
 /* --- conn.c --- */
 /* The active side's answer to CONNECT_RESPONSE: QP to RTS, then RTU. */
 int cma_process_conn_resp(struct cma_id_priv *p);
+
+/* --- ece.c --- */
+/* A QP made by rdma_create_qp: its provider's options become ours (and,
+ * for a request's id, learn the peer's); then, once it is set up, what
+ * the provider kept.  0, or -1 and errno. */
+int cma_ece_qp_created(struct cma_id_priv *p, struct ibv_qp *qp);
+int cma_ece_qp_ready(struct cma_id_priv *p, struct ibv_qp *qp);
+/* CONNECT_RESPONSE for an id with a QP: the peer's options to the
+ * provider, the QP to RTS, the RTU.  0 or a negative errno. */
+int cma_ece_conn_resp(struct cma_id_priv *p, uint32_t vendor_id,
+		      uint32_t options);
 
 #endif

@@ -60,6 +60,8 @@ static void param_to_daemon(struct cma_id_priv *p,
 		out->qp_num = p->id.qp->qp_num;
 		out->srq = p->id.qp->srq != NULL;
 	}
+	out->ece_vendor_id = p->local_ece.vendor_id;
+	out->ece_options = p->local_ece.options;
 }
 
 LIB_EXPORT int rdma_listen(struct rdma_cm_id *id, int backlog)
@@ -111,7 +113,10 @@ int cma_process_conn_resp(struct cma_id_priv *p)
 	if (cma_modify_qp_rtr(&p->id, RDMA_MAX_RESP_RES) ||
 	    cma_modify_qp_rts(&p->id, RDMA_MAX_INIT_DEPTH))
 		err = -errno;
-	else /* the RTU */
+	else
+		err = 0;
+	p->attr_valid = 0; /* used up */
+	if (!err)	   /* the RTU */
 		err = cma_id_cmd(p, SRD_CMD_CM_ACCEPT, &req, sizeof(req), NULL,
 				 0);
 	if (err)
@@ -162,12 +167,18 @@ LIB_EXPORT int rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *param)
 		else
 			p->responder_resources = param->responder_resources;
 		if (id->qp) {
-			if (cma_modify_qp_rtr(id, p->responder_resources) ||
-			    cma_modify_qp_rts(id, p->initiator_depth))
+			int err2 =
+				cma_modify_qp_rtr(id, p->responder_resources) ||
+				cma_modify_qp_rts(id, p->initiator_depth);
+
+			p->attr_valid = 0; /* used up */
+			if (err2)
 				return -1;
 		}
 	}
 	param_to_daemon(p, param, &req.p);
+	/* The REP echoes the vendor ID the REQ carried. */
+	req.p.ece_vendor_id = p->remote_ece.vendor_id;
 	err = cma_id_cmd(p, SRD_CMD_CM_ACCEPT, &req, sizeof(req), NULL, 0);
 	if (err) {
 		cma_modify_qp_err(id);
@@ -178,11 +189,12 @@ LIB_EXPORT int rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *param)
 	return cma_complete(p);
 }
 
-LIB_EXPORT int rdma_reject(struct rdma_cm_id *id, const void *private_data,
-			   uint8_t private_data_len)
+static int reject(struct rdma_cm_id *id, const void *private_data,
+		  uint8_t private_data_len, uint16_t reason)
 {
 	struct cma_id_priv *p = cma_id(id);
-	struct srd_cm_reject_req req = { .handle = p->handle };
+	struct srd_cm_reject_req req = { .handle = p->handle,
+					 .reason = reason };
 
 	if (private_data_len && !private_data)
 		return cma_err(EINVAL);
@@ -193,11 +205,17 @@ LIB_EXPORT int rdma_reject(struct rdma_cm_id *id, const void *private_data,
 		cma_id_cmd(p, SRD_CMD_CM_REJECT, &req, sizeof(req), NULL, 0));
 }
 
+LIB_EXPORT int rdma_reject(struct rdma_cm_id *id, const void *private_data,
+			   uint8_t private_data_len)
+{
+	return reject(id, private_data, private_data_len, 0);
+}
+
 LIB_EXPORT int rdma_reject_ece(struct rdma_cm_id *id, const void *private_data,
 			       uint8_t private_data_len)
 {
-	/* No ECE: a plain consumer reject. */
-	return rdma_reject(id, private_data, private_data_len);
+	/* IBTA's "vendor option not supported". */
+	return reject(id, private_data, private_data_len, 35);
 }
 
 LIB_EXPORT int rdma_disconnect(struct rdma_cm_id *id)

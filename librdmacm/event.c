@@ -45,10 +45,20 @@ static void copy_ud(struct cma_event *e, const struct srd_cm_event_rep *r)
 	}
 }
 
+/* Keep the QP attributes the event brought, for the library's own QP
+ * moves that follow. */
+static void keep_attrs(struct cma_id_priv *p,
+		       const struct srd_cm_event_ext_rep *x)
+{
+	p->attr_valid = x->attr_valid;
+	memcpy(p->attr, x->attr, sizeof(p->attr));
+}
+
 /* The id a connection request made: ours to describe now. */
 static struct cma_id_priv *conn_req_id(struct cma_id_priv *listen,
-				       const struct srd_cm_event_rep *r)
+				       struct srd_cm_event_ext_rep *x)
 {
+	const struct srd_cm_event_rep *r = &x->ev;
 	struct cma_id_priv *p;
 
 	p = cma_alloc_id(listen->id.channel, listen->id.context, listen->id.ps,
@@ -58,12 +68,15 @@ static struct cma_id_priv *conn_req_id(struct cma_id_priv *listen,
 	p->handle = r->handle;
 	p->initiator_depth = r->conn.initiator_depth;
 	p->responder_resources = r->conn.responder_resources;
+	p->remote_ece.vendor_id = r->conn.ece_vendor_id;
+	p->remote_ece.options = r->conn.ece_options;
 	cma_insert(p);
 	/* A synchronous listener's requests get channels of their own. */
 	if (listen->sync && rdma_migrate_id(&p->id, NULL))
 		goto err;
-	if (cma_query(p))
+	if (x->has_query ? cma_query_apply(p, &x->query) : cma_query(p))
 		goto err;
+	keep_attrs(p, x);
 	return p;
 err:
 	cma_remove(p);
@@ -79,8 +92,9 @@ static void drop_new_id(uint32_t handle, struct rdma_event_channel *ch)
 }
 
 /* Fetch one event, waiting on the fd as its flags say. */
-static int fetch(struct rdma_event_channel *ch, struct srd_cm_event_rep *r)
+static int fetch(struct rdma_event_channel *ch, struct srd_cm_event_ext_rep *x)
 {
+	struct srd_cm_get_event_req req = { .flags = SRD_CM_EVENT_EXT };
 	uint8_t b;
 	int err;
 
@@ -97,7 +111,8 @@ static int fetch(struct rdma_event_channel *ch, struct srd_cm_event_rep *r)
 		}
 		if (n != 1)
 			return cma_err(EIO); /* the daemon went away */
-		err = cma_cmd(ch, SRD_CMD_CM_GET_EVENT, NULL, 0, r, sizeof(*r));
+		err = cma_cmd(ch, SRD_CMD_CM_GET_EVENT, &req, sizeof(req), x,
+			      sizeof(*x));
 		/* -EAGAIN: its id went away meanwhile; wait for the next. */
 		if (err != -EAGAIN)
 			return cma_ret(err);
@@ -125,6 +140,7 @@ LIB_EXPORT int rdma_get_cm_event(struct rdma_event_channel *channel,
 static int get_event(struct rdma_event_channel *channel,
 		     struct rdma_cm_event **event)
 {
+	struct srd_cm_event_ext_rep x;
 	struct srd_cm_event_rep r;
 	struct cma_id_priv *p, *listen;
 	struct cma_event *e;
@@ -132,8 +148,9 @@ static int get_event(struct rdma_event_channel *channel,
 	if (cma_init())
 		return -1;
 retry:
-	if (fetch(channel, &r))
+	if (fetch(channel, &x))
 		return -1;
+	r = x.ev;
 	e = calloc(1, sizeof(*e));
 	if (!e)
 		return cma_err(ENOMEM);
@@ -141,7 +158,7 @@ retry:
 	e->event.status = r.status;
 	if (r.event == RDMA_CM_EVENT_CONNECT_REQUEST) {
 		listen = cma_lookup(r.listen_handle);
-		p = listen ? conn_req_id(listen, &r) : NULL;
+		p = listen ? conn_req_id(listen, &x) : NULL;
 		if (!p) {
 			drop_new_id(r.handle, channel);
 			free(e);
@@ -168,7 +185,7 @@ retry:
 		break;
 	case RDMA_CM_EVENT_ADDR_RESOLVED:
 	case RDMA_CM_EVENT_ROUTE_RESOLVED:
-		if (cma_query(p)) {
+		if (x.has_query ? cma_query_apply(p, &x.query) : cma_query(p)) {
 			e->event.status = -errno;
 			e->event.event = r.event == RDMA_CM_EVENT_ADDR_RESOLVED
 						 ? RDMA_CM_EVENT_ADDR_ERROR
@@ -177,9 +194,14 @@ retry:
 		break;
 	case RDMA_CM_EVENT_CONNECT_RESPONSE:
 		copy_conn(e, &r);
-		if (!p->id.qp)
+		keep_attrs(p, &x);
+		if (!p->id.qp) {
+			p->remote_ece.vendor_id = r.conn.ece_vendor_id;
+			p->remote_ece.options = r.conn.ece_options;
 			break;
-		e->event.status = cma_process_conn_resp(p);
+		}
+		e->event.status = cma_ece_conn_resp(p, r.conn.ece_vendor_id,
+						    r.conn.ece_options);
 		if (!e->event.status) {
 			e->event.event = RDMA_CM_EVENT_ESTABLISHED;
 		} else {
@@ -203,6 +225,13 @@ retry:
 		copy_conn(e, &r);
 		/* Its QP will not be used: stop it, as rdma-core does. */
 		cma_modify_qp_err(&p->id);
+		break;
+	case RDMA_CM_EVENT_MULTICAST_JOIN:
+	case RDMA_CM_EVENT_MULTICAST_ERROR:
+		if (cma_mc_event(p, e, &r)) {
+			free(e);
+			goto retry;
+		}
 		break;
 	case RDMA_CM_EVENT_DISCONNECTED:
 		if (p->connect_error) {

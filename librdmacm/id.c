@@ -5,8 +5,11 @@
  * (addresses, device, path) in step with the daemon's.
  */
 #include <arpa/inet.h>
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <infiniband/sa.h>
 
 #include "librdmacm/cma.h"
 
@@ -30,6 +33,7 @@ struct cma_id_priv *cma_alloc_id(struct rdma_event_channel *ch, void *context,
 
 void cma_free_id(struct cma_id_priv *p)
 {
+	cma_mc_id_gone(p);
 	pthread_cond_destroy(&p->cond);
 	pthread_mutex_destroy(&p->mut);
 	free(p->qp_init_attr);
@@ -61,13 +65,20 @@ int cma_query(struct cma_id_priv *p)
 {
 	struct srd_handle_req req = { .handle = p->handle };
 	struct srd_cm_query_rep r;
-	struct rdma_cm_id *id = &p->id;
-	struct ibv_sa_path_rec *pr = &p->path;
 	int err;
 
 	err = cma_id_cmd(p, SRD_CMD_CM_QUERY, &req, sizeof(req), &r, sizeof(r));
 	if (err)
 		return cma_ret(err);
+	return cma_query_apply(p, &r);
+}
+
+int cma_query_apply(struct cma_id_priv *p, struct srd_cm_query_rep *rp)
+{
+	struct srd_cm_query_rep r = *rp;
+	struct rdma_cm_id *id = &p->id;
+	struct ibv_sa_path_rec *pr = &p->path;
+
 	id->route.addr.src_storage = r.src;
 	id->route.addr.dst_storage = r.dst;
 	if (r.dev_name[0] && !p->cma_dev) {
@@ -262,6 +273,32 @@ LIB_EXPORT int rdma_resolve_route(struct rdma_cm_id *id, int timeout_ms)
 	return cma_complete(p);
 }
 
+/* RDMA_OPTION_IB_PATH: an array of struct ibv_path_data, of which the
+ * kernel takes the primary, bidirectional path for the CM (GMP); the
+ * daemon gets that path record. */
+static int set_ib_path(struct cma_id_priv *p, struct srd_cm_set_option_req *req,
+		       const void *optval, size_t optlen)
+{
+	const uint32_t want = IBV_PATH_FLAG_GMP | IBV_PATH_FLAG_PRIMARY |
+			      IBV_PATH_FLAG_BIDIRECTIONAL;
+	const struct ibv_path_data *d = optval;
+	size_t n = optlen / sizeof(*d);
+
+	static_assert(sizeof(d->path) <= sizeof(req->optval), "path fits");
+	if (!optval || !optlen || optlen % sizeof(*d))
+		return cma_err(EINVAL);
+	while (n && d->flags != want) {
+		d++;
+		n--;
+	}
+	if (!n)
+		return cma_err(EINVAL);
+	memcpy(req->optval, &d->path, sizeof(d->path));
+	req->optlen = sizeof(d->path);
+	return cma_ret(cma_id_cmd(p, SRD_CMD_CM_SET_OPTION, req, sizeof(*req),
+				  NULL, 0));
+}
+
 LIB_EXPORT int rdma_set_option(struct rdma_cm_id *id, int level, int optname,
 			       void *optval, size_t optlen)
 {
@@ -273,6 +310,9 @@ LIB_EXPORT int rdma_set_option(struct rdma_cm_id *id, int level, int optname,
 		.optlen = (uint32_t)optlen,
 	};
 
+	p->attr_valid = 0; /* options change what INIT_QP_ATTR says */
+	if (level == RDMA_OPTION_IB && optname == RDMA_OPTION_IB_PATH)
+		return set_ib_path(p, &req, optval, optlen);
 	if (optlen > sizeof(req.optval) || (optlen && !optval))
 		return cma_err(EINVAL);
 	if (optlen)

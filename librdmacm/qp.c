@@ -34,6 +34,31 @@ LIB_EXPORT int rdma_init_qp_attr(struct rdma_cm_id *id,
 	return 0;
 }
 
+int cma_qp_attr(struct cma_id_priv *p, struct ibv_qp_attr *a, int *mask)
+{
+	int i;
+
+	switch (a->qp_state) {
+	case IBV_QPS_INIT:
+		i = SRD_CM_ATTR_INIT;
+		break;
+	case IBV_QPS_RTR:
+		i = SRD_CM_ATTR_RTR;
+		break;
+	case IBV_QPS_RTS:
+		i = SRD_CM_ATTR_RTS;
+		break;
+	default:
+		i = -1;
+		break;
+	}
+	if (i < 0 || !(p->attr_valid & 1u << i))
+		return rdma_init_qp_attr(&p->id, a, mask);
+	*a = p->attr[i].attr;
+	*mask = (int)p->attr[i].attr_mask;
+	return 0;
+}
+
 static int modify(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask)
 {
 	int err = ibv_modify_qp(qp, a, mask);
@@ -50,10 +75,10 @@ int cma_modify_qp_rtr(struct rdma_cm_id *id, uint8_t resp_res)
 		return 0;
 	/* INIT again first: the access flags the connection allows. */
 	a.qp_state = IBV_QPS_INIT;
-	if (rdma_init_qp_attr(id, &a, &mask) || modify(id->qp, &a, mask))
+	if (cma_qp_attr(cma_id(id), &a, &mask) || modify(id->qp, &a, mask))
 		return -1;
 	a.qp_state = IBV_QPS_RTR;
-	if (rdma_init_qp_attr(id, &a, &mask))
+	if (cma_qp_attr(cma_id(id), &a, &mask))
 		return -1;
 	if (resp_res != RDMA_MAX_RESP_RES)
 		a.max_dest_rd_atomic = resp_res;
@@ -68,7 +93,7 @@ int cma_modify_qp_rts(struct rdma_cm_id *id, uint8_t init_depth)
 	if (!id->qp)
 		return 0;
 	a.qp_state = IBV_QPS_RTS;
-	if (rdma_init_qp_attr(id, &a, &mask))
+	if (cma_qp_attr(cma_id(id), &a, &mask))
 		return -1;
 	if (init_depth != RDMA_MAX_INIT_DEPTH)
 		a.max_rd_atomic = init_depth;
@@ -89,7 +114,7 @@ static int init_conn_qp(struct rdma_cm_id *id, struct ibv_qp *qp)
 	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT };
 	int mask;
 
-	if (rdma_init_qp_attr(id, &a, &mask))
+	if (cma_qp_attr(cma_id(id), &a, &mask))
 		return -1;
 	return modify(qp, &a, mask);
 }
@@ -196,8 +221,12 @@ LIB_EXPORT int rdma_create_qp_ex(struct rdma_cm_id *id,
 	qp = ibv_create_qp_ex(id->verbs, attr);
 	if (!qp)
 		goto err_cqs;
-	err = cma_is_ud(id->qp_type) ? init_ud_qp(id, qp)
-				     : init_conn_qp(id, qp);
+	err = cma_ece_qp_created(p, qp);
+	if (!err)
+		err = cma_is_ud(id->qp_type) ? init_ud_qp(id, qp)
+					     : init_conn_qp(id, qp);
+	if (!err)
+		err = cma_ece_qp_ready(p, qp);
 	if (err) {
 		err = errno;
 		ibv_destroy_qp(qp);

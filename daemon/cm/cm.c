@@ -2,14 +2,18 @@
 /*
  * The CM's place in the daemon: its pass in the main loop (QP1
  * completions, timers, QP1 on new devices), its earliest timer, and
- * cleaning up after a client, a device or the daemon goes.  The CM state
+ * cleaning up after a client, a device or the daemon goes, and the list
+ * of ids the administration commands show.  The CM state
  * is made by the first CM command, so a daemon nobody asks for
  * connections pays nothing for it.
  */
 #include <errno.h>
+#include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/proto_admin.h"
+#include "daemon/admin.h"
 #include "daemon/cm/cm.h"
 
 #define CM_DEV_SCAN_NS 100000000ull /* look for new devices every 100 ms */
@@ -137,6 +141,7 @@ void cm_stats(struct srd_daemon *d, struct srd_cm_stats_rep *r)
 	r->retransmits = cm->cnt.retransmits;
 	r->timeouts = cm->cnt.timeouts;
 	r->conns_made = cm->cnt.conns;
+	r->stale = (uint32_t)cm->cnt.stale;
 }
 
 void cm_fini(struct srd_daemon *d)
@@ -155,4 +160,93 @@ void cm_fini(struct srd_daemon *d)
 	table_fini(&cm->conn_tab);
 	free(cm);
 	d->cm = NULL;
+}
+
+/* --- the ids for `softrdma resource show cm_id` ---------------------------
+ * The strong definition of cm_admin_list_ids (daemon/admin.h), here
+ * because this file is always linked: a strong symbol alone in an object
+ * of the static library would lose to the weak default. */
+
+static uint32_t admin_state(const struct cma_id *id)
+{
+	switch (id->state) {
+	case CMA_ADDR_BOUND:
+		return SRD_CM_STATE_ADDR_BOUND;
+	case CMA_ADDR_RESOLVED:
+		return SRD_CM_STATE_ADDR_RESOLVED;
+	case CMA_ROUTE_RESOLVED:
+		return SRD_CM_STATE_ROUTE_RESOLVED;
+	case CMA_CONNECT:
+		return SRD_CM_STATE_CONNECT;
+	case CMA_DISCONNECT:
+		return SRD_CM_STATE_DISCONNECT;
+	case CMA_LISTEN:
+		return SRD_CM_STATE_LISTEN;
+	case CMA_DEVICE_REMOVAL:
+		return SRD_CM_STATE_DEVICE_REMOVAL;
+	default:
+		return SRD_CM_STATE_IDLE;
+	}
+}
+
+static void admin_addr(const struct sockaddr_storage *ss,
+		       struct srd_admin_sockaddr *a)
+{
+	memset(a, 0, sizeof(*a));
+	if (ss->ss_family == AF_INET) {
+		const struct sockaddr_in *s = (const struct sockaddr_in *)ss;
+
+		memcpy(a->addr, &s->sin_addr, 4);
+	} else if (ss->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *s = (const struct sockaddr_in6 *)ss;
+
+		memcpy(a->addr, &s->sin6_addr, 16);
+	} else {
+		return;
+	}
+	a->family = ss->ss_family;
+	a->port = cma_addr_port(ss);
+}
+
+static void fill(const struct cma_id *id, struct srd_admin_cm_id_info *e)
+{
+	memset(e, 0, sizeof(*e));
+	e->id = id->handle;
+	e->dev_index = id->port ? cm_port_dev(id->port)->index : SRD_ADMIN_END;
+	e->pid = id->chan && id->chan->c ? (uint32_t)id->chan->c->pid : 0;
+	e->port = id->port ? 1 : 0;
+	e->qpn = id->conn ? id->conn->local_qpn : 0;
+	e->qp_type = id->qp_type;
+	e->state = admin_state(id);
+	e->ps = id->ps;
+	admin_addr(&id->src, &e->src);
+	admin_addr(&id->dst, &e->dst);
+}
+
+uint32_t cm_admin_list_ids(struct srd_daemon *d, uint32_t start,
+			   uint32_t dev_index, struct srd_admin_cm_id_info *out,
+			   uint32_t max, uint32_t *next)
+{
+	struct srd_cm *cm = d->cm;
+	uint32_t n = 0;
+
+	*next = SRD_ADMIN_END;
+	if (!cm)
+		return 0;
+	for (uint32_t h = start > cm->ids.first ? start : cm->ids.first;
+	     h < table_end(&cm->ids); h++) {
+		const struct cma_id *id = table_get(&cm->ids, h);
+
+		if (!id)
+			continue;
+		if (dev_index != SRD_ADMIN_ALL &&
+		    (!id->port || cm_port_dev(id->port)->index != dev_index))
+			continue;
+		if (n == max) {
+			*next = h;
+			break;
+		}
+		fill(id, &out[n++]);
+	}
+	return n;
 }

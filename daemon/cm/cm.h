@@ -58,6 +58,7 @@ struct srd_cm_counters {
 	uint64_t retransmits;
 	uint64_t timeouts; /* conns given up after their retries */
 	uint64_t conns;	   /* comm IDs made */
+	uint64_t stale;	   /* REQs refused as stale (REJ 10) */
 };
 
 /* Where one peer is, as seen from one of our GIDs. */
@@ -135,6 +136,13 @@ enum cm_state {
 	CM_SIDR_REQ_RCVD,
 };
 
+/* Enhanced connection establishment: a vendor's options, carried in a
+ * REQ's or REP's vendor ID and its MAD header's attribute modifier. */
+struct cm_ece {
+	uint32_t vendor_id; /* 24 bits on the wire */
+	uint32_t attr_mod;
+};
+
 /* One communication: a comm ID and what both ends agreed. */
 struct cm_conn {
 	struct list_node node; /* in cm->conns */
@@ -165,8 +173,10 @@ struct cm_conn {
 	uint8_t srq;
 	uint8_t peer_cm_timeout; /* how long the peer takes to answer */
 	uint8_t max_retries;
-	uint8_t retries;   /* left for the message in flight */
-	uint64_t deadline; /* 0: no timer */
+	uint8_t retries;	  /* left for the message in flight */
+	struct cm_ece ece_local;  /* what our REQ or REP says */
+	struct cm_ece ece_remote; /* what the peer's said */
+	uint64_t deadline;	  /* 0: no timer */
 	uint64_t timeout_ns;
 	bool have_mad; /* mad holds what a resend sends */
 	uint8_t mad[MAD_SIZE];
@@ -277,7 +287,9 @@ void cma_destroy_id(struct cma_id *id);
 int cma_listen(struct cma_id *id, int backlog);
 int cma_connect(struct cma_id *id, const struct srd_cm_conn_param *p);
 int cma_accept(struct cma_id *id, const struct srd_cm_conn_param *p);
-int cma_reject(struct cma_id *id, const void *pdata, size_t len);
+/* reason: 0 (consumer defined), 28 or 35 (ECE option not supported). */
+int cma_reject(struct cma_id *id, const void *pdata, size_t len,
+	       uint16_t reason);
 int cma_disconnect(struct cma_id *id);
 int cma_notify(struct cma_id *id, uint32_t event);
 int cma_init_qp_attr(struct cma_id *id, enum ibv_qp_state state,
@@ -295,6 +307,12 @@ void cma_device_removed(struct srd_cm *cm, struct cm_port *p);
 int cma_req_recv(struct srd_cm *cm, struct cm_conn *c, const struct cm_msg *m);
 void cma_conn_event(struct cma_id *id, enum cm_event ev, const struct cm_msg *m,
 		    int status);
+
+/* --- mcast.c ------------------------------------------------------------ */
+/* rdma_join_multicast on RoCE: checks, then MULTICAST_JOIN (the library
+ * attaches the QP).  0 or a negative errno. */
+int cma_join_mcast(struct cma_id *id, const struct srd_cm_join_mcast_req *req);
+int cma_leave_mcast(struct cma_id *id, uint64_t uid);
 
 /* --- addr.c ------------------------------------------------------------- */
 bool cma_addr_any(const struct sockaddr_storage *a);

@@ -178,7 +178,8 @@ static int cmd_cm_reject(struct srd_client *c, struct srd_req *rq,
 	int err = id_get(c, req->handle, &id);
 
 	return err ? err
-		   : cma_reject(id, req->private_data, req->private_data_len);
+		   : cma_reject(id, req->private_data, req->private_data_len,
+				req->reason);
 }
 
 static int cmd_cm_disconnect(struct srd_client *c, struct srd_req *rq,
@@ -245,9 +246,36 @@ static int cmd_cm_migrate(struct srd_client *c, struct srd_req *rq,
 	return 0;
 }
 
+/* What the library does after the event, answered in advance. */
+static void event_ext(struct cma_id *id, struct srd_cm_event_ext_rep *x)
+{
+	static const uint8_t states[SRD_CM_NATTR] = {
+		[SRD_CM_ATTR_INIT] = IBV_QPS_INIT,
+		[SRD_CM_ATTR_RTR] = IBV_QPS_RTR,
+		[SRD_CM_ATTR_RTS] = IBV_QPS_RTS,
+	};
+
+	cma_query(id, &x->query);
+	x->has_query = 1;
+	if (x->ev.event != RDMA_CM_EVENT_CONNECT_REQUEST &&
+	    x->ev.event != RDMA_CM_EVENT_CONNECT_RESPONSE)
+		return;
+	if (id->qp_type == IBV_QPT_UD)
+		return;
+	for (int i = 0; i < SRD_CM_NATTR; i++) {
+		struct srd_cm_init_qp_attr_rep *a = &x->attr[i];
+
+		if (!cma_init_qp_attr(id, states[i], &a->attr, &a->attr_mask))
+			x->attr_valid |= 1u << i;
+	}
+}
+
 static int cmd_cm_get_event(struct srd_client *c, struct srd_req *rq,
 			    struct srd_rep *rp)
 {
+	const struct srd_cm_get_event_req *req = rq->data;
+	bool ext = rq->len >= sizeof(*req) && (req->flags & SRD_CM_EVENT_EXT);
+	struct srd_cm_event_ext_rep *x = NULL;
 	struct srd_cm_event_rep *rep;
 	struct cm_chan *ch;
 	struct cma_id *id;
@@ -255,7 +283,12 @@ static int cmd_cm_get_event(struct srd_client *c, struct srd_req *rq,
 
 	if (err)
 		return err;
-	rep = REP(rp, struct srd_cm_event_rep);
+	if (ext) {
+		x = REP(rp, struct srd_cm_event_ext_rep);
+		rep = &x->ev;
+	} else {
+		rep = REP(rp, struct srd_cm_event_rep);
+	}
 	err = cm_chan_take(ch, rep, &id);
 	if (err) {
 		rp->len = 0;
@@ -265,6 +298,8 @@ static int cmd_cm_get_event(struct srd_client *c, struct srd_req *rq,
 		id->listener->pending--;
 		id->listener = NULL;
 	}
+	if (x)
+		event_ext(id, x);
 	return 0;
 }
 
@@ -277,6 +312,26 @@ static int cmd_cm_stats(struct srd_client *c, struct srd_req *rq,
 
 #define CM_CMD(op, fn, type) \
 	[(op)-SRD_CMD_CM_BASE] = { (fn), sizeof(type), F_NO_DEV }
+
+static int cmd_cm_join_mcast(struct srd_client *c, struct srd_req *rq,
+			     struct srd_rep *rp)
+{
+	const struct srd_cm_join_mcast_req *req = rq->data;
+	struct cma_id *id;
+	int err = id_get(c, req->handle, &id);
+
+	return err ? err : cma_join_mcast(id, req);
+}
+
+static int cmd_cm_leave_mcast(struct srd_client *c, struct srd_req *rq,
+			      struct srd_rep *rp)
+{
+	const struct srd_cm_leave_mcast_req *req = rq->data;
+	struct cma_id *id;
+	int err = id_get(c, req->handle, &id);
+
+	return err ? err : cma_leave_mcast(id, req->uid);
+}
 
 static const struct cmd_desc cm_cmds[SRD_CM_NCMDS] = {
 	[0] = { cmd_cm_open, 0, F_NO_DEV },
@@ -301,8 +356,12 @@ static const struct cmd_desc cm_cmds[SRD_CM_NCMDS] = {
 	       struct srd_cm_set_option_req),
 	CM_CMD(SRD_CMD_CM_MIGRATE, cmd_cm_migrate, struct srd_cm_migrate_req),
 	[SRD_CMD_CM_GET_EVENT -
-		SRD_CMD_CM_BASE] = { cmd_cm_get_event, 0, F_NO_DEV },
+		SRD_CMD_CM_BASE] = { cmd_cm_get_event, 0, F_NO_DEV | F_VAR },
 	[SRD_CMD_CM_STATS - SRD_CMD_CM_BASE] = { cmd_cm_stats, 0, F_NO_DEV },
+	CM_CMD(SRD_CMD_CM_JOIN_MCAST, cmd_cm_join_mcast,
+	       struct srd_cm_join_mcast_req),
+	CM_CMD(SRD_CMD_CM_LEAVE_MCAST, cmd_cm_leave_mcast,
+	       struct srd_cm_leave_mcast_req),
 };
 
 const struct cmd_family cm_cmd_family = {

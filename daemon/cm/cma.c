@@ -10,9 +10,12 @@
  * states with the attributes cma_init_qp_attr() gives (as librdmacm does
  * with rdma_init_qp_attr for user QPs).
  */
+#include <endian.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <infiniband/sa.h>
 
 #include "daemon/cm/cm.h"
 
@@ -158,6 +161,8 @@ static void conn_param_from_conn(const struct cm_conn *c,
 	p->rnr_retry_count = c->rnr_retry_count;
 	p->srq = c->srq;
 	p->qp_num = c->remote_qpn;
+	p->ece_vendor_id = c->ece_remote.vendor_id;
+	p->ece_options = c->ece_remote.attr_mod;
 }
 
 int cma_req_recv(struct srd_cm *cm, struct cm_conn *c, const struct cm_msg *m)
@@ -288,6 +293,8 @@ int cma_connect(struct cma_id *id, const struct srd_cm_conn_param *p)
 		const struct srd_device *dev = cm_port_dev(id->port);
 
 		c->local_qpn = p->qp_num;
+		c->ece_local.vendor_id = p->ece_vendor_id;
+		c->ece_local.attr_mod = p->ece_options;
 		c->transport = id->qp_type == IBV_QPT_UC ? CM_TST_UC
 							 : CM_TST_RC;
 		c->responder_resources = p->responder_resources;
@@ -332,6 +339,10 @@ int cma_accept(struct cma_id *id, const struct srd_cm_conn_param *p)
 		c->flow_control = p->flow_control;
 		c->rnr_retry_count = min7(p->rnr_retry_count);
 		c->srq = p->srq ? 1 : 0;
+		/* The library answers with the peer's vendor ID and its own
+		 * options, as rdma-core's does. */
+		c->ece_local.vendor_id = p->ece_vendor_id;
+		c->ece_local.attr_mod = p->ece_options;
 		return cm_send_rep(c, p->private_data, p->private_data_len);
 	case CM_REP_RCVD:
 	case CM_MRA_REP_SENT:
@@ -341,10 +352,17 @@ int cma_accept(struct cma_id *id, const struct srd_cm_conn_param *p)
 	}
 }
 
-int cma_reject(struct cma_id *id, const void *pdata, size_t len)
+int cma_reject(struct cma_id *id, const void *pdata, size_t len,
+	       uint16_t reason)
 {
 	struct cm_conn *c = id->conn;
 
+	/* The reasons rdma_ucm lets a consumer give. */
+	if (!reason)
+		reason = CM_REJ_CONSUMER_DEFINED;
+	if (reason != CM_REJ_CONSUMER_DEFINED &&
+	    reason != CM_REJ_VENDOR_OPTION_NOT_SUPPORTED)
+		return -EINVAL;
 	if (!c)
 		return -EINVAL;
 	switch (c->state) {
@@ -358,8 +376,7 @@ int cma_reject(struct cma_id *id, const void *pdata, size_t len)
 	case CM_MRA_REP_SENT:
 		if (len > CM_REJ_PRIVATE_DATA_SIZE)
 			return -EINVAL;
-		return cm_send_rej(c, CM_REJ_CONSUMER_DEFINED, NULL, 0, pdata,
-				   len);
+		return cm_send_rej(c, reason, NULL, 0, pdata, len);
 	default:
 		return -EINVAL;
 	}
@@ -480,13 +497,60 @@ int cma_init_qp_attr(struct cma_id *id, enum ibv_qp_state state,
 
 /* --- options and queries --------------------------------------------------- */
 
+static void conn_event(struct cma_id *id, uint32_t event, int status,
+		       struct srd_cm_event_rep *rec);
+
+static bool gid_zero_or(const union ibv_gid *g, const union ibv_gid *want)
+{
+	static const union ibv_gid zero;
+
+	return !memcmp(g, &zero, sizeof(*g)) || !memcmp(g, want, sizeof(*g));
+}
+
+/* RDMA_OPTION_IB_PATH on RoCE (the kernel's rdma_set_ib_path): the
+ * consumer's path record instead of route resolution, for an id whose
+ * address is resolved; ROUTE_RESOLVED follows at once.  The path's MTU
+ * (at most the port's), hop limit and traffic class are taken; its GIDs
+ * must be the id's (or zero): the address resolution chose the device. */
+static int set_ib_path(struct cma_id *id, const void *val, uint32_t len)
+{
+	struct srd_cm_event_rep rec = { 0 };
+	struct ibv_path_record r;
+	uint8_t mtu, active;
+	uint32_t fh;
+
+	if (len != sizeof(r))
+		return -EINVAL;
+	memcpy(&r, val, sizeof(r));
+	if (id->state != CMA_ADDR_RESOLVED || !id->port ||
+	    id->qp_type == IBV_QPT_UD)
+		return -EINVAL;
+	if (!gid_zero_or(&r.sgid, &id->sgid) ||
+	    !gid_zero_or(&r.dgid, &id->dgid))
+		return -EINVAL;
+	mtu = r.mtu & 0x3f;
+	if (mtu < IBV_MTU_256 || mtu > IBV_MTU_4096)
+		return -EINVAL;
+	active = cm_port_dev(id->port)->port.active_mtu;
+	fh = be32toh(r.flowlabel_hoplimit);
+	id->mtu = mtu < active ? mtu : active;
+	if (fh & 0xff)
+		id->hop_limit = (uint8_t)(fh & 0xff);
+	id->tos = r.tclass;
+	id->route = true;
+	id->state = CMA_ROUTE_RESOLVED;
+	conn_event(id, RDMA_CM_EVENT_ROUTE_RESOLVED, 0, &rec);
+	return 0;
+}
+
 int cma_set_option(struct cma_id *id, uint32_t level, uint32_t name,
 		   const void *val, uint32_t len)
 {
 	int v;
 
 	if (level == RDMA_OPTION_IB)
-		return name == RDMA_OPTION_IB_PATH ? -EOPNOTSUPP : -ENOSYS;
+		return name == RDMA_OPTION_IB_PATH ? set_ib_path(id, val, len)
+						   : -ENOSYS;
 	if (level != RDMA_OPTION_ID)
 		return -ENOSYS;
 	switch (name) {

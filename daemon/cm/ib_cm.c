@@ -181,6 +181,8 @@ int cm_send_req(struct cm_conn *c, const void *pdata, size_t len)
 	int err;
 
 	cm_msg_init(&m, CM_ATTR_REQ, c->tid);
+	m.hdr.attr_mod = c->ece_local.attr_mod;
+	r->vendor_id = c->ece_local.vendor_id & 0xffffff;
 	r->local_comm_id = c->local_id;
 	r->service_id = c->service_id;
 	r->local_ca_guid = local_guid(c);
@@ -227,6 +229,8 @@ int cm_send_rep(struct cm_conn *c, const void *pdata, size_t len)
 	if (c->state != CM_REQ_RCVD && c->state != CM_MRA_REQ_SENT)
 		return -EINVAL;
 	cm_msg_init(&m, CM_ATTR_REP, c->tid);
+	m.hdr.attr_mod = c->ece_local.attr_mod;
+	r->vendor_id = c->ece_local.vendor_id & 0xffffff;
 	r->local_comm_id = c->local_id;
 	r->remote_comm_id = c->remote_id;
 	r->local_qpn = c->local_qpn;
@@ -490,13 +494,49 @@ static void reply_unknown(const struct cm_mad_src *src, const struct cm_msg *m)
 	cm_port_send(src->port, mad, &path);
 }
 
+/* Does c hold the peer's QP, so that a new REQ from that QP is stale?
+ * As the kernel's remote QPN table: from the REQ (passive) or the REP
+ * (active) until TIMEWAIT. */
+static bool holds_remote_qp(const struct cm_conn *c, uint64_t guid,
+			    uint32_t qpn)
+{
+	if (c->remote_guid != guid || c->remote_qpn != qpn)
+		return false;
+	switch (c->state) {
+	case CM_REQ_RCVD:
+	case CM_MRA_REQ_SENT:
+	case CM_REP_SENT:
+	case CM_MRA_REP_RCVD:
+	case CM_REP_RCVD:
+	case CM_MRA_REP_SENT:
+	case CM_ESTABLISHED:
+	case CM_DREQ_SENT:
+	case CM_DREQ_RCVD:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static struct cm_conn *stale_conn(struct srd_cm *cm, uint64_t guid,
+				  uint32_t qpn)
+{
+	list_for_each (&cm->conns, it) {
+		struct cm_conn *c = list_entry(it, struct cm_conn, node);
+
+		if (holds_remote_qp(c, guid, qpn))
+			return c;
+	}
+	return NULL;
+}
+
 static void recv_req(struct srd_cm *cm, const struct cm_mad_src *src,
 		     const struct cm_msg *m)
 {
 	const struct cm_req *r = &m->req;
 	const struct srd_device *dev = cm_port_dev(src->port);
 	struct cm_av path;
-	struct cm_conn *c;
+	struct cm_conn *c, *old;
 	int ret;
 
 	list_for_each (&cm->conns, it) {
@@ -517,6 +557,7 @@ static void recv_req(struct srd_cm *cm, const struct cm_mad_src *src,
 	}
 	path.tclass = r->primary.traffic_class;
 	path.flow_label = r->primary.flow_label;
+	old = stale_conn(cm, r->local_ca_guid, r->local_qpn);
 	c = cm_conn_new(cm, src->port, &path);
 	if (!c)
 		return;
@@ -541,8 +582,20 @@ static void recv_req(struct srd_cm *cm, const struct cm_mad_src *src,
 	c->ack_timeout = r->primary.local_ack_timeout;
 	c->peer_cm_timeout = r->local_cm_response_timeout;
 	c->max_retries = r->max_cm_retries;
+	c->ece_remote.vendor_id = r->vendor_id;
+	c->ece_remote.attr_mod = m->hdr.attr_mod;
 	c->timeout_ns = 2 * cm_time_ns(CM_PACKET_LIFE_TIME) +
 			cm_time_ns(c->peer_cm_timeout);
+	/* A new comm ID from a QP we are still connected to: the peer
+	 * lost that connection.  Refuse the request and end the old one
+	 * (the kernel's stale connection check). */
+	if (old) {
+		cm->cnt.stale++;
+		cm_send_rej(c, CM_REJ_STALE_CONN, NULL, 0, NULL, 0);
+		if (old->state == CM_ESTABLISHED)
+			cm_send_dreq(old);
+		return;
+	}
 	if (r->transport_type != CM_TST_RC && r->transport_type != CM_TST_UC) {
 		cm_send_rej(c, CM_REJ_INVALID_TRANSPORT_TYPE, NULL, 0, NULL, 0);
 		return;
@@ -594,7 +647,8 @@ static void recv_mra(struct srd_cm *cm, const struct cm_msg *m)
 static void recv_rep(struct srd_cm *cm, const struct cm_msg *m)
 {
 	const struct cm_rep *r = &m->rep;
-	struct cm_conn *c = conn_lookup(cm, r->remote_comm_id);
+	struct cm_conn *c = conn_lookup(cm, r->remote_comm_id), *old;
+	struct cm_msg rej;
 
 	if (!c || c->passive) {
 		unmatched(cm, m);
@@ -618,6 +672,22 @@ static void recv_rep(struct srd_cm *cm, const struct cm_msg *m)
 		unmatched(cm, m);
 		return;
 	}
+	old = stale_conn(cm, r->local_ca_guid, r->local_qpn);
+	if (old) {
+		/* The replying QP is another connection's: refuse the REP
+		 * and end that connection; ours waits on (the kernel's REP
+		 * side stale check). */
+		cm->cnt.stale++;
+		cm_msg_init(&rej, CM_ATTR_REJ, m->hdr.tid);
+		rej.rej.local_comm_id = c->local_id;
+		rej.rej.remote_comm_id = r->local_comm_id;
+		rej.rej.message_rejected = CM_MSG_CODE_REP;
+		rej.rej.reason = CM_REJ_STALE_CONN;
+		conn_send(c, &rej, false);
+		if (old->state == CM_ESTABLISHED)
+			cm_send_dreq(old);
+		return;
+	}
 	conn_disarm(c);
 	c->remote_id = r->local_comm_id;
 	c->remote_guid = r->local_ca_guid;
@@ -627,6 +697,8 @@ static void recv_rep(struct srd_cm *cm, const struct cm_msg *m)
 	c->initiator_depth = r->responder_resources;
 	c->rnr_retry_count = r->rnr_retry_count;
 	c->srq = r->srq;
+	c->ece_remote.vendor_id = r->vendor_id;
+	c->ece_remote.attr_mod = m->hdr.attr_mod;
 	c->ack_timeout = cm_ack_timeout(
 		r->target_ack_delay, c->ack_timeout ? c->ack_timeout - 1 : 0);
 	c->state = CM_REP_RCVD;

@@ -30,8 +30,6 @@
 #define PSEUDO_MAX (60 + SRD_ICRC_UDP_SIZE + SRD_ICRC_BTH_SIZE)
 
 static uint32_t crc_tab[16][256];
-/* Register after the 8 bytes of ones standing in for the LRH. */
-static uint32_t lrh_seed;
 
 /*
  * x^(-8 k) for k = hi * 256 + lo as back_hi[hi] * back_lo[lo]: moves a
@@ -60,6 +58,16 @@ static bool have_vpclmul;
 static uint64_t fold_2048[2], fold_512[2], fold_128[2];
 /* Per 128-bit lane of a 512-bit register: lane i moves 384 - 128 i bits. */
 static uint64_t fold_lanes[8];
+/*
+ * The last block to the register without tables (Barrett): x^96 and x^64
+ * mod P to fold 128 bits to 64 and 64 to 32, then floor(x^64 / P) and P,
+ * all reflected to 33 bits as carry-less multiplies want them (IEEE CRC-32
+ * constants as the Intel folding paper publishes them).
+ */
+static const uint64_t red_k96 = 0x00ccaa009eull;
+static const uint64_t red_k64 = 0x0163cd6124ull;
+static const uint64_t red_mu = 0x01f7011641ull;
+static const uint64_t red_poly = 0x01db710641ull;
 #endif
 
 static inline uint32_t load_le32(const uint8_t *p)
@@ -139,13 +147,59 @@ fold16(__m128i x, __m128i k, __m128i next)
 	return _mm_xor_si128(_mm_xor_si128(lo, hi), next);
 }
 
+/*
+ * A 16-byte block of message after a zero register, as the folds leave
+ * it, to the register: the low qword moves onto the high one (x^96), the
+ * 96 bits left onto their last 64 (x^64), then Barrett's two multiplies
+ * take the quotient by P out.  No table: these lookups missed the cache
+ * under streams of packets.
+ */
+__attribute__((target("pclmul,sse4.1"))) static inline uint32_t
+reduce128(__m128i x)
+{
+	const __m128i mask32 = _mm_setr_epi32(-1, 0, -1, 0);
+	__m128i t;
+
+	t = _mm_clmulepi64_si128(x, _mm_cvtsi64_si128((long long)red_k96),
+				 0x00);
+	x = _mm_xor_si128(_mm_srli_si128(x, 8), t);
+	t = _mm_srli_si128(x, 4);
+	x = _mm_clmulepi64_si128(_mm_and_si128(x, mask32),
+				 _mm_cvtsi64_si128((long long)red_k64), 0x00);
+	x = _mm_xor_si128(x, t);
+	t = _mm_clmulepi64_si128(_mm_and_si128(x, mask32),
+				 _mm_cvtsi64_si128((long long)red_mu), 0x00);
+	t = _mm_clmulepi64_si128(_mm_and_si128(t, mask32),
+				 _mm_cvtsi64_si128((long long)red_poly), 0x00);
+	x = _mm_xor_si128(x, t);
+	return (uint32_t)_mm_extract_epi32(x, 1);
+}
+
+/* 16 to 63 bytes: one block at a time (headers, short packets). */
+__attribute__((target("pclmul,sse4.1"))) static uint32_t
+crc32_pclmul_short(uint32_t crc, const uint8_t *p, size_t len)
+{
+	const __m128i k128 = _mm_loadu_si128((const __m128i *)fold_128);
+	__m128i x;
+
+	x = _mm_xor_si128(_mm_loadu_si128((const __m128i *)p),
+			  _mm_cvtsi32_si128((int)crc));
+	p += 16;
+	len -= 16;
+	while (len >= 16) {
+		x = fold16(x, k128, _mm_loadu_si128((const __m128i *)p));
+		p += 16;
+		len -= 16;
+	}
+	return srd_crc32_update_table(reduce128(x), p, len);
+}
+
 __attribute__((target("pclmul,sse4.1"))) static uint32_t
 crc32_pclmul(uint32_t crc, const uint8_t *p, size_t len)
 {
 	const __m128i k512 = _mm_loadu_si128((const __m128i *)fold_512);
 	const __m128i k128 = _mm_loadu_si128((const __m128i *)fold_128);
 	__m128i x0, x1, x2, x3;
-	uint8_t last[16];
 
 	/* The register joins the message as a difference in its first word. */
 	x0 = _mm_xor_si128(_mm_loadu_si128((const __m128i *)p),
@@ -175,9 +229,7 @@ crc32_pclmul(uint32_t crc, const uint8_t *p, size_t len)
 		len -= 16;
 	}
 	/* What is left is 16 bytes of message with a zero register. */
-	_mm_storeu_si128((__m128i *)last, x3);
-	crc = srd_crc32_update_table(0, last, sizeof(last));
-	return srd_crc32_update_table(crc, p, len);
+	return srd_crc32_update_table(reduce128(x3), p, len);
 }
 
 #define VPCLMUL_TARGET "avx512f,avx512vl,vpclmulqdq,pclmul,sse4.1"
@@ -203,7 +255,6 @@ crc32_vpclmul(uint32_t crc, const uint8_t *p, size_t len)
 	const __m128i k128 = _mm_loadu_si128((const __m128i *)fold_128);
 	__m512i z0, z1, z2, z3, t;
 	__m128i x;
-	uint8_t last[16];
 
 	z0 = _mm512_xor_si512(
 		_mm512_loadu_si512(p),
@@ -242,9 +293,7 @@ crc32_vpclmul(uint32_t crc, const uint8_t *p, size_t len)
 		p += 16;
 		len -= 16;
 	}
-	_mm_storeu_si128((__m128i *)last, x);
-	crc = srd_crc32_update_table(0, last, sizeof(last));
-	return srd_crc32_update_table(crc, p, len);
+	return srd_crc32_update_table(reduce128(x), p, len);
 }
 
 /*
@@ -334,6 +383,8 @@ uint32_t srd_crc32_update(uint32_t crc, const void *buf, size_t len)
 		return crc32_vpclmul(crc, buf, len);
 	if (have_pclmul && len >= 64)
 		return crc32_pclmul(crc, buf, len);
+	if (have_pclmul && len >= 16)
+		return crc32_pclmul_short(crc, buf, len);
 #endif
 	return srd_crc32_update_table(crc, buf, len);
 }
@@ -404,13 +455,10 @@ static void id_solver_init(void)
 
 __attribute__((constructor)) static void icrc_init(void)
 {
-	static const uint8_t ones[8] = { 0xff, 0xff, 0xff, 0xff,
-					 0xff, 0xff, 0xff, 0xff };
 	uint32_t xinv8 = GF2_ONE, xinv2048;
 	int j;
 
 	tables_init();
-	lrh_seed = srd_crc32_update_table(~0u, ones, sizeof(ones));
 	for (j = 0; j < 8; j++)
 		xinv8 = gf2_div_x(xinv8);
 	back_lo[0] = GF2_ONE;
@@ -431,17 +479,30 @@ __attribute__((constructor)) static void icrc_init(void)
  * is variant in UDP and BTH, and runs the CRC over all and the rest of
  * the payload.  Returns the CRC register, not yet inverted.
  */
+/*
+ * The register after the LRH's ones, hdr (hlen bytes of IP and UDP
+ * header) and the BTH, variant fields masked.  The ones go in as bytes
+ * from the preset: IPv4's 8 + 20 + 8 + 12 bytes are three whole blocks
+ * for the carry-less path, with no table.
+ */
+static uint32_t icrc_head(uint8_t *hdr, size_t hlen, const uint8_t *bth)
+{
+	uint8_t b[8 + PSEUDO_MAX];
+
+	memset(b, 0xff, 8);
+	memcpy(b + 8, hdr, hlen);
+	memcpy(b + 8 + hlen, bth, SRD_ICRC_BTH_SIZE);
+	b[8 + hlen - 2] = 0xff; /* UDP checksum */
+	b[8 + hlen - 1] = 0xff;
+	b[8 + hlen + 4] = 0xff; /* FECN, BECN, resv6a */
+	return srd_crc32_update(~0u, b, 8 + hlen + SRD_ICRC_BTH_SIZE);
+}
+
 static uint32_t icrc_raw(uint8_t *hdr, size_t hlen, const uint8_t *bth,
 			 size_t len)
 {
-	uint32_t crc;
-
-	memcpy(hdr + hlen, bth, SRD_ICRC_BTH_SIZE);
-	hdr[hlen - 2] = 0xff; /* UDP checksum */
-	hdr[hlen - 1] = 0xff;
-	hdr[hlen + 4] = 0xff; /* FECN, BECN, resv6a */
-	crc = srd_crc32_update(lrh_seed, hdr, hlen + SRD_ICRC_BTH_SIZE);
-	return srd_crc32_update(crc, bth + SRD_ICRC_BTH_SIZE,
+	return srd_crc32_update(icrc_head(hdr, hlen, bth),
+				bth + SRD_ICRC_BTH_SIZE,
 				len - SRD_ICRC_BTH_SIZE - SRD_ICRC_SIZE);
 }
 
@@ -536,11 +597,7 @@ static uint32_t icrc_raw_iov(uint8_t *hdr, size_t hlen, const struct iovec *iov,
 	size_t left = len - SRD_ICRC_SIZE, skip = SRD_ICRC_BTH_SIZE;
 	uint32_t crc;
 
-	memcpy(hdr + hlen, iov[0].iov_base, SRD_ICRC_BTH_SIZE);
-	hdr[hlen - 2] = 0xff;
-	hdr[hlen - 1] = 0xff;
-	hdr[hlen + 4] = 0xff;
-	crc = srd_crc32_update(lrh_seed, hdr, hlen + SRD_ICRC_BTH_SIZE);
+	crc = icrc_head(hdr, hlen, iov[0].iov_base);
 	left -= SRD_ICRC_BTH_SIZE;
 	for (int i = 0; i < iovcnt && left; i++) {
 		size_t n = iov[i].iov_len - skip;

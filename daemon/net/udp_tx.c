@@ -170,10 +170,10 @@ static void build_msg(struct srd_udp *u, unsigned int i)
 		sa6->sin6_family = AF_INET6;
 		sa6->sin6_port = htons(m->dport);
 		sa6->sin6_addr = m->dst;
-		if (IN6_IS_ADDR_LINKLOCAL(&m->dst)) {
+		if (IN6_IS_ADDR_LINKLOCAL(&m->dst))
 			sa6->sin6_scope_id = m->ifindex;
-			pi.ipi6_ifindex = m->ifindex;
-		}
+		/* Link-local and multicast: out of the device's interface. */
+		pi.ipi6_ifindex = m->ifindex;
 		mh->msg_namelen = sizeof(*sa6);
 		put_cmsg(mh, &c, &used, IPPROTO_IPV6, IPV6_PKTINFO, &pi,
 			 sizeof(pi));
@@ -186,6 +186,7 @@ static void build_msg(struct srd_udp *u, unsigned int i)
 		sa->sin_port = htons(m->dport);
 		memcpy(&sa->sin_addr, &m->dst.s6_addr[12], 4);
 		memcpy(&pi.ipi_spec_dst, &m->src.s6_addr[12], 4);
+		pi.ipi_ifindex = m->ifindex; /* set for multicast only */
 		mh->msg_namelen = sizeof(*sa);
 		put_cmsg(mh, &c, &used, IPPROTO_IP, IP_PKTINFO, &pi,
 			 sizeof(pi));

@@ -88,9 +88,27 @@ static void reset_retries(struct srd_qp_transport *tp)
 static void advance_una(struct srd_qp_transport *tp, uint32_t psn)
 {
 	uint32_t next = (psn + 1) & ROCE_PSN_MASK;
+	uint32_t acked;
 
-	if (roce_psn_cmp(next, tp->una_psn) > 0)
-		tp->una_psn = next;
+	if (roce_psn_cmp(next, tp->una_psn) <= 0)
+		return;
+	/* The window grows by what arrived: it doubles each round trip
+	 * without loss, back to the full window on a clean path. */
+	acked = (next - tp->una_psn) & ROCE_PSN_MASK;
+	tp->cwnd = tp->cwnd + acked < SRD_MAX_UNACKED ? tp->cwnd + acked
+						      : SRD_MAX_UNACKED;
+	tp->una_psn = next;
+}
+
+/* A loss: half of what was in flight may go before the next ACK. */
+static void cwnd_loss(struct srd_qp_transport *tp, bool timeout)
+{
+	uint32_t in = tp_inflight(tp), w = tp->cwnd < in ? tp->cwnd : in;
+
+	w /= 2;
+	if (timeout || w < SRD_CWND_MIN)
+		w = SRD_CWND_MIN;
+	tp->cwnd = w;
 }
 
 static bool is_rd_atomic(const struct srd_swqe *s)
@@ -352,6 +370,7 @@ static enum comp_state do_retry(struct comp_ctx *c)
 		return CS_ERROR;
 	}
 	tp->retry_left--;
+	cwnd_loss(tp, false);
 	requester_rewind(tp, c->retry_psn);
 	return CS_DONE;
 }
@@ -361,6 +380,32 @@ static enum comp_state do_error(struct comp_ctx *c)
 	retire_head(c->tp, c->status);
 	tp_error(c->tp, -1);
 	return CS_DONE;
+}
+
+/*
+ * An ACK or sequence NAK for what was sent before a rewind and is not
+ * sent again yet: the requester moves past what the responder has
+ * instead of resending it (and of ignoring the ACK as being for nothing
+ * sent, which a window smaller than the message would never undo).
+ */
+static void skip_acked(struct srd_qp_transport *tp, const struct srd_pkt *pkt)
+{
+	uint8_t syn = pkt->aeth.syndrome;
+	uint32_t upto;
+
+	if (pkt->opcode != ROCE_RC_ACKNOWLEDGE)
+		return;
+	if ((syn & ROCE_AETH_TYPE_MASK) == ROCE_AETH_ACK)
+		upto = pkt->psn + 1;
+	else if ((syn & ROCE_AETH_TYPE_MASK) == ROCE_AETH_NAK &&
+		 (syn & ROCE_AETH_VALUE_MASK) == ROCE_NAK_PSN_SEQ)
+		upto = pkt->psn;
+	else
+		return;
+	upto &= ROCE_PSN_MASK;
+	if (roce_psn_cmp(upto, tp->psn) > 0 &&
+	    roce_psn_cmp(upto, tp->psn_max) <= 0)
+		requester_skip(tp, upto);
 }
 
 void completer_rx(struct srd_qp_transport *tp, struct srd_pkt *pkt)
@@ -375,6 +420,7 @@ void completer_rx(struct srd_qp_transport *tp, struct srd_pkt *pkt)
 		return;
 	}
 	tp->cnt.rx_pkts += pkt->npkts;
+	skip_acked(tp, pkt);
 	while (st != CS_DONE) {
 		switch (st) {
 		case CS_GET_WQE:
@@ -434,6 +480,7 @@ bool completer_timers(struct srd_qp_transport *tp, uint64_t now)
 			tp_error(tp, -1);
 		} else {
 			tp->retry_left--;
+			cwnd_loss(tp, true);
 			requester_rewind(tp, tp->una_psn);
 		}
 		work = true;

@@ -112,9 +112,11 @@ static void tp_reset(struct srd_qp_transport *tp)
 	if (qp->rq.ctl && qp->rq.entries)
 		__atomic_store_n(&qp->rq.ctl->cons, rq, __ATOMIC_RELEASE);
 	tp->psn = tp->una_psn = qp->attr.sq_psn & ROCE_PSN_MASK;
+	tp->psn_max = tp->psn;
 	tp->epsn = qp->attr.rq_psn & ROCE_PSN_MASK;
 	tp->msn = 0;
 	tp->noack_pkts = 0;
+	tp->cwnd = SRD_MAX_UNACKED;
 	tp->rd_atomic = 0;
 	tp->retry_left = qp->attr.retry_cnt;
 	tp->rnr_left = qp->attr.rnr_retry;
@@ -173,6 +175,8 @@ void engine_qp_destroy(struct srd_qp *qp)
 	 * can refer to this QP after this.  Peers see silence and time out. */
 	if (!tp)
 		return;
+	/* A held ACK goes now: the QP's path is still there. */
+	responder_ack_flush(tp);
 	qp->tp = NULL;
 	free(tp->res);
 	free(tp->swq);
@@ -189,12 +193,15 @@ void engine_qp_modified(struct srd_qp *qp, enum ibv_qp_state old, int attr_mask)
 	if (st == IBV_QPS_RESET || (old == IBV_QPS_RESET && st != old))
 		tp_reset(tp);
 	tp->mtu = tp_path_mtu(qp);
-	if (attr_mask & IBV_QP_AV)
+	/* The device redoes the route after a GID change only for QPs in
+	 * INIT..SQD: one in SQE (UC) looks again when it comes back. */
+	if (attr_mask & (IBV_QP_AV | IBV_QP_STATE))
 		tp->route_valid = false;
 	if (attr_mask & IBV_QP_RQ_PSN)
 		tp->epsn = qp->attr.rq_psn & ROCE_PSN_MASK;
 	if (attr_mask & IBV_QP_SQ_PSN)
-		tp->psn = tp->una_psn = qp->attr.sq_psn & ROCE_PSN_MASK;
+		tp->psn = tp->una_psn = tp->psn_max = qp->attr.sq_psn &
+						      ROCE_PSN_MASK;
 	if (attr_mask & IBV_QP_MAX_DEST_RD_ATOMIC)
 		responder_set_resources(tp, qp->attr.max_dest_rd_atomic);
 	if (attr_mask & IBV_QP_RETRY_CNT)

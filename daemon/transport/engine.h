@@ -30,6 +30,7 @@
 #define SRD_READ_BUDGET 128	     /* READ response packets per pass */
 #define SRD_PKTS_PER_ACK 64	     /* AckReq at least this often */
 #define SRD_MAX_UNACKED 8192	     /* PSN window of a requester */
+#define SRD_CWND_MIN 16		     /* smallest window after losses */
 
 /* Per-QP counters (as rdma statistic shows them). */
 struct srd_tp_counters {
@@ -49,10 +50,20 @@ struct srd_tp_counters {
 };
 
 /* Engine-wide state. */
+#define SRD_ACK_DEFER_MAX 64 /* QPs with an ACK held over a receive batch */
+
 struct srd_engine {
 	struct srd_daemon *d;
 	uint64_t now;	  /* time of the current pass */
 	bool in_progress; /* inside engine_progress() */
+	/*
+	 * While a batch from the UDP socket is handed out, RC ACKs wait for
+	 * its end: one ACK for the newest PSN of each QP says what the ACKs
+	 * of every packet asking for one would (fewer packets both ways).
+	 */
+	bool defer_acks;
+	uint32_t nack_deferred;
+	struct srd_qp_transport *ack_deferred[SRD_ACK_DEFER_MAX];
 	uint64_t wire_drops;
 	struct srd_wire *wire; /* wire.h */
 };
@@ -148,8 +159,14 @@ struct srd_qp_transport {
 	uint32_t sq_next;    /* WQE the requester works on */
 	uint32_t sq_fetched; /* WQEs copied from the ring */
 	uint32_t psn;	     /* next PSN to send */
+	uint32_t psn_max;    /* next PSN after the highest ever sent */
 	uint32_t una_psn;    /* oldest unacknowledged PSN */
 	uint32_t noack_pkts;
+	/* RC: packets allowed in flight, SRD_CWND_MIN..SRD_MAX_UNACKED.
+	 * Go-back-N resends all in flight after a loss, so a lossy path
+	 * gets a small window: halved at a sequence NAK, the minimum after
+	 * a timeout, grown by what each ACK acknowledges. */
+	uint32_t cwnd;
 	uint32_t rd_atomic; /* READ/atomic WQEs outstanding */
 	uint8_t retry_left;
 	uint8_t rnr_left;
@@ -167,7 +184,12 @@ struct srd_qp_transport {
 	uint32_t msn;
 	uint8_t seq; /* enum srd_resp_seq */
 	bool nak_sent;
-	bool drop_msg; /* UC: dropping until the next FIRST/ONLY */
+	bool ack_deferred; /* in eng->ack_deferred, for ack_psn */
+	uint32_t ack_psn;
+	bool nak_recent;  /* a sequence NAK within a window's PSNs */
+	uint32_t nak_psn; /* ...at this PSN */
+	uint32_t nak_top; /* highest PSN seen since the NAK */
+	bool drop_msg;	  /* UC: dropping until the next FIRST/ONLY */
 	bool comm_est;
 	bool rq_hostile;
 	bool last_wqe_sent;
@@ -216,12 +238,20 @@ static inline void tp_set_psn(struct srd_qp_transport *tp, uint32_t psn)
 {
 	tp->psn = psn & ROCE_PSN_MASK;
 	tp->qp->attr.sq_psn = tp->psn;
+	if (roce_psn_cmp(tp->psn, tp->psn_max) > 0)
+		tp->psn_max = tp->psn;
 }
 
 static inline void tp_set_epsn(struct srd_qp_transport *tp, uint32_t psn)
 {
 	tp->epsn = psn & ROCE_PSN_MASK;
 	tp->qp->attr.rq_psn = tp->epsn;
+}
+
+/* PSNs sent and not yet acknowledged. */
+static inline uint32_t tp_inflight(const struct srd_qp_transport *tp)
+{
+	return (tp->psn - tp->una_psn) & ROCE_PSN_MASK;
 }
 
 static inline uint32_t tp_npkts(uint64_t len, uint32_t mtu)
@@ -273,9 +303,16 @@ int rq_take(struct srd_qp_transport *tp);
 bool requester_run(struct srd_qp_transport *tp);
 /* Go back to resend from psn (timeout, NAK). */
 void requester_rewind(struct srd_qp_transport *tp, uint32_t psn);
+/* After going back: the responder has everything before psn, so what
+ * was sent before the rewind is not sent again up to there. */
+void requester_skip(struct srd_qp_transport *tp, uint32_t psn);
 
 /* --- responder.c --- */
 void responder_rx(struct srd_qp_transport *tp, struct srd_pkt *pkt);
+/* Send the ACK a QP holds (before any other response of it). */
+void responder_ack_flush(struct srd_qp_transport *tp);
+/* End of a receive batch: every held ACK. */
+void engine_acks_flush(struct srd_engine *e);
 /* Send queued READ responses; returns true if any were sent. */
 bool responder_run(struct srd_qp_transport *tp, unsigned int budget);
 void responder_reset(struct srd_qp_transport *tp);

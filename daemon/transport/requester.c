@@ -4,9 +4,11 @@
  * messages are cut into FIRST/MIDDLE/LAST (or ONLY) packets of the path
  * MTU with consecutive PSNs; a READ is one request that reserves a PSN for
  * every response packet; an atomic is one request.  It honours the fence
- * and the max_rd_atomic limit, asks for an ACK at the end of every message
- * and every SRD_PKTS_PER_ACK packets, and goes back to an earlier PSN when
- * the completer says so (requester_rewind).
+ * and the max_rd_atomic limit, keeps RC within its window (tp->cwnd), asks
+ * for an ACK at the end of every message, every SRD_PKTS_PER_ACK packets
+ * and four times per window, goes back to an earlier PSN when the
+ * completer says so (requester_rewind) and forward past what an ACK says
+ * arrived (requester_skip).
  *
  * State: each WQE is POSTED -> ACTIVE -> SENT (or BAD after its local
  * checks failed); sq_next is the WQE that sends next.
@@ -46,10 +48,19 @@ static bool req_can_start(struct srd_qp_transport *tp, const struct srd_swqe *s)
 		return false;
 	if (is_rd_atomic(s) && tp->rd_atomic >= max_rd_atomic(tp))
 		return false;
-	if (tp->qp->type == IBV_QPT_RC &&
-	    ((tp->psn - tp->una_psn) & ROCE_PSN_MASK) >= SRD_MAX_UNACKED)
+	if (tp->qp->type == IBV_QPT_RC && tp_inflight(tp) >= tp->cwnd)
 		return false;
 	return true;
+}
+
+/* Packets a pass may still send: the budget, and for RC the window. */
+static uint32_t req_room(const struct srd_qp_transport *tp, uint32_t budget)
+{
+	uint32_t in = tp_inflight(tp);
+
+	if (tp->qp->type != IBV_QPT_RC || in >= tp->cwnd)
+		return budget;
+	return tp->cwnd - in < budget ? tp->cwnd - in : budget;
 }
 
 static void req_start(struct srd_qp_transport *tp, struct srd_swqe *s)
@@ -119,6 +130,13 @@ static void ud_fill_path(struct srd_qp_transport *tp, const struct srd_swqe *s,
 	pkt->dst_dev = wire_route(tp->eng->d, &s->dgid);
 }
 
+static uint32_t ack_every(const struct srd_qp_transport *tp)
+{
+	uint32_t n = tp->cwnd / 4;
+
+	return n < 1 ? 1 : n < SRD_PKTS_PER_ACK ? n : SRD_PKTS_PER_ACK;
+}
+
 /* Build the next packet of a SEND or WRITE, or on the in-memory wire a
  * train of up to max_train full packets; returns true if it is the last
  * of the message. */
@@ -177,7 +195,10 @@ static bool build_send_write(struct srd_qp_transport *tp, struct srd_swqe *s,
 	}
 	pkt->paylen = paylen;
 	if (qp->type == IBV_QPT_RC)
-		pkt->ack_req = last || tp->noack_pkts + n >= SRD_PKTS_PER_ACK;
+		/* ...and four times per window: a lost packet asking for
+		 * one then stalls nothing until the timer. */
+		pkt->ack_req = last || tp->noack_pkts + n >= ack_every(tp) ||
+			       tp_inflight(tp) + n >= tp->cwnd;
 	s->pkts_sent += n;
 	return last;
 }
@@ -289,8 +310,12 @@ bool requester_run(struct srd_qp_transport *tp)
 			if (st == IBV_QPS_SQD || !req_can_start(tp, s))
 				break;
 			req_start(tp, s);
+		} else if (tp->qp->type == IBV_QPT_RC && !is_rd_atomic(s) &&
+			   tp_inflight(tp) >= tp->cwnd) {
+			/* The rest of a message waits for ACKs too. */
+			break;
 		}
-		budget -= req_send_one(tp, s, idx, budget);
+		budget -= req_send_one(tp, s, idx, req_room(tp, budget));
 		work = true;
 	}
 	return work;
@@ -337,4 +362,34 @@ void requester_rewind(struct srd_qp_transport *tp, uint32_t psn)
 	tp_set_psn(tp, psn);
 	tp->noack_pkts = 0;
 	tp->cnt.retransmits++;
+}
+
+void requester_skip(struct srd_qp_transport *tp, uint32_t psn)
+{
+	psn &= ROCE_PSN_MASK;
+	if (roce_psn_cmp(psn, tp->psn_max) > 0)
+		psn = tp->psn_max;
+	/* PSNs are given out in WQE order, so starting a WQE again gives
+	 * it the PSNs it had. */
+	while (roce_psn_cmp(tp->psn, psn) < 0 &&
+	       tp->sq_next != tp->sq_fetched) {
+		uint32_t idx = tp->sq_next, end;
+		struct srd_swqe *s = tp_swqe(tp, idx);
+
+		/* READ data and atomic results must still come back. */
+		if (s->state == SWQE_BAD || is_rd_atomic(s))
+			break;
+		if (s->state == SWQE_POSTED)
+			req_start(tp, s);
+		end = (s->first_psn + s->npkts) & ROCE_PSN_MASK;
+		if (roce_psn_cmp(end, psn) <= 0) {
+			s->pkts_sent = s->npkts;
+			s->state = SWQE_SENT;
+			tp->sq_next = idx + 1;
+			tp_set_psn(tp, end);
+		} else {
+			s->pkts_sent = (psn - s->first_psn) & ROCE_PSN_MASK;
+			tp_set_psn(tp, psn);
+		}
+	}
 }

@@ -7,6 +7,8 @@
  * become NAKs for RC and silent drops for UC and UD, as IBTA classifies
  * them.  Duplicates are acknowledged again; duplicate READs and atomics
  * are answered from the responder resources (max_dest_rd_atomic of them).
+ * During a UDP receive batch an in-order ACK is held and replaced by the
+ * next one; it leaves at the batch's end or before any other response.
  *
  * One function per state, each returning the next state.
  */
@@ -78,8 +80,7 @@ struct resp_ctx {
 
 #define ACK_SYNDROME (ROCE_AETH_ACK | ROCE_AETH_CREDITS_INVALID)
 
-static void send_ack(struct srd_qp_transport *tp, uint8_t syndrome,
-		     uint32_t psn)
+static void put_ack(struct srd_qp_transport *tp, uint8_t syndrome, uint32_t psn)
 {
 	struct srd_pkt pkt;
 
@@ -92,11 +93,67 @@ static void send_ack(struct srd_qp_transport *tp, uint8_t syndrome,
 	wire_send(tp, &pkt);
 }
 
+void responder_ack_flush(struct srd_qp_transport *tp)
+{
+	struct srd_engine *e = tp->eng;
+
+	if (!tp->ack_deferred)
+		return;
+	tp->ack_deferred = false;
+	for (uint32_t i = 0; i < e->nack_deferred; i++) {
+		if (e->ack_deferred[i] == tp) {
+			e->ack_deferred[i] =
+				e->ack_deferred[--e->nack_deferred];
+			break;
+		}
+	}
+	if (tp_state(tp) != IBV_QPS_ERR && tp_state(tp) != IBV_QPS_RESET)
+		put_ack(tp, ACK_SYNDROME, tp->ack_psn);
+}
+
+void engine_acks_flush(struct srd_engine *e)
+{
+	while (e->nack_deferred)
+		responder_ack_flush(e->ack_deferred[e->nack_deferred - 1]);
+}
+
+/* Responses leave in PSN order: a held ACK goes before anything else. */
+static void send_ack(struct srd_qp_transport *tp, uint8_t syndrome,
+		     uint32_t psn)
+{
+	responder_ack_flush(tp);
+	put_ack(tp, syndrome, psn);
+}
+
+/* The ACK of an in-order request: held to the batch's end if one is
+ * being received, replacing one held before (it covers it). */
+static void send_ack_in_order(struct srd_qp_transport *tp, uint32_t psn)
+{
+	struct srd_engine *e = tp->eng;
+
+	/* After a loss the requester runs a small window: one ACK for all
+	 * of it, if lost, would stall it until its timer. */
+	if (tp->nak_recent &&
+	    ((psn - tp->nak_psn) & ROCE_PSN_MASK) >= SRD_MAX_UNACKED)
+		tp->nak_recent = false;
+	if (!e->defer_acks || tp->nak_recent ||
+	    (!tp->ack_deferred && e->nack_deferred >= SRD_ACK_DEFER_MAX)) {
+		send_ack(tp, ACK_SYNDROME, psn);
+		return;
+	}
+	if (!tp->ack_deferred) {
+		e->ack_deferred[e->nack_deferred++] = tp;
+		tp->ack_deferred = true;
+	}
+	tp->ack_psn = psn & ROCE_PSN_MASK;
+}
+
 static void send_atomic_ack(struct srd_qp_transport *tp, uint64_t orig,
 			    uint32_t psn)
 {
 	struct srd_pkt pkt;
 
+	responder_ack_flush(tp);
 	srd_pkt_init(&pkt, ROCE_RC_ATOMIC_ACKNOWLEDGE);
 	pkt.psn = psn & ROCE_PSN_MASK;
 	pkt.aeth.syndrome = ACK_SYNDROME;
@@ -172,10 +229,19 @@ static enum resp_state check_psn(struct resp_ctx *c)
 		diff = 0;
 	}
 	if (diff > 0) {
-		/* One NAK per gap: the requester goes back anyway. */
-		if (tp->nak_sent)
+		uint32_t top = (psn + c->pkt->npkts - 1) & ROCE_PSN_MASK;
+
+		/* One NAK per gap: the requester goes back anyway, and what
+		 * it had in flight arrives in order behind the gap.  A PSN
+		 * below one seen since then means it went back and the
+		 * expected packet was lost again: one more NAK, not a wait
+		 * for its timer. */
+		if (tp->nak_sent && roce_psn_cmp(psn, tp->nak_top) >= 0) {
+			tp->nak_top = top;
 			return RS_DONE;
+		}
 		tp->nak_sent = true;
+		tp->nak_top = top;
 		return RS_ERR_PSN_SEQ;
 	}
 	if (diff < 0)
@@ -619,7 +685,7 @@ static enum resp_state complete(struct resp_ctx *c)
 static enum resp_state acknowledge(struct resp_ctx *c)
 {
 	if (c->rc && c->pkt->ack_req)
-		send_ack(c->tp, ACK_SYNDROME, c->pkt->psn + c->pkt->npkts - 1);
+		send_ack_in_order(c->tp, c->pkt->psn + c->pkt->npkts - 1);
 	return RS_DONE;
 }
 
@@ -687,6 +753,8 @@ static void complete_rwqe_error(struct resp_ctx *c, enum ibv_wc_status st)
 static enum resp_state err_psn_seq(struct resp_ctx *c)
 {
 	c->tp->cnt.seq_naks_sent++;
+	c->tp->nak_recent = true;
+	c->tp->nak_psn = c->tp->epsn;
 	send_ack(c->tp, ROCE_AETH_NAK | ROCE_NAK_PSN_SEQ, c->tp->epsn);
 	return RS_DONE;
 }
@@ -833,6 +901,8 @@ bool responder_run(struct srd_qp_transport *tp, unsigned int budget)
 	struct srd_qp *qp = tp->qp;
 	bool sent = false;
 
+	if (tp->rd_active)
+		responder_ack_flush(tp);
 	while (tp->rd_active && budget) {
 		struct srd_resp_res *res = tp->rd_active;
 		enum ibv_qp_state qs = tp_state(tp);

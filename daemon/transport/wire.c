@@ -12,6 +12,7 @@
 
 #include "daemon/core.h"
 #include "daemon/net/icrc.h"
+#include "daemon/net/mcast.h"
 #include "daemon/transport/engine.h"
 #include "daemon/transport/wire.h"
 
@@ -127,6 +128,7 @@ static int udp_init(struct srd_wire *w)
 			"udp: receive buffer %d bytes; raise "
 			"net.core.rmem_max for fewer losses",
 			w->udp->rcvbuf);
+	srd_udp_mcast_setup(w->udp, w->force_udp);
 	err = loop_add_fd(w->d, w->udp->rx_fd, on_udp, w);
 	w->udp_in_loop = !err;
 	srd_log(SRD_LOG_INFO, "udp: port %u%s%s%s", w->udp->port,
@@ -318,7 +320,13 @@ bool wire_poll(struct srd_engine *e)
 	/* A busy loop polls the socket without epoll's help; while nothing
 	 * comes, only every RX_IDLE_EVERY passes (a system call each). */
 	if (w->udp && (!w->rx_skip || !--w->rx_skip)) {
-		if (srd_udp_rx(w->udp, RX_BUDGET, wire_udp_rx, w)) {
+		unsigned int n;
+
+		e->defer_acks = true;
+		n = srd_udp_rx(w->udp, RX_BUDGET, wire_udp_rx, w);
+		e->defer_acks = false;
+		engine_acks_flush(e);
+		if (n) {
 			work = true;
 		} else {
 			w->rx_skip = RX_IDLE_EVERY;
@@ -412,7 +420,10 @@ static void udp_queue_pkt(struct srd_wire *w, const struct srd_device *dev,
 	iov[n].iov_base = hdr;
 	iov[n++].iov_len = hl;
 	if (pkt->paylen) {
-		k = pay.kind == SRD_DMA_BUF
+		/* UC and UD complete once queued: their buffers may be
+		 * reused before the flush, so they are copied too. */
+		k = pay.kind == SRD_DMA_BUF ||
+				    srd_op_transport(pkt->opcode) != ROCE_TR_RC
 			    ? -ENOTSUP
 			    : dma_map_iov(w->d, &pay, pkt->paylen, iov + n,
 					  PAY_IOV);
@@ -547,6 +558,10 @@ void wire_send(struct srd_qp_transport *src, struct srd_pkt *pkt)
 	struct srd_device *dev = src->qp->dev;
 	int err;
 
+	/* Multicast: the local members first, then maybe UDP below. */
+	if (!pkt->dst_dev && wire_pkt_is_mcast(pkt) &&
+	    wire_mcast_send(src, pkt))
+		return;
 	if (pkt->dst_dev && (!w || !w->slow)) {
 		struct srd_net_counters *c = NULL;
 		uint32_t bytes = wire_pkt_bytes(pkt);

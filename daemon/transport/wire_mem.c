@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "daemon/net/mcast.h"
 #include "daemon/transport/engine.h"
 #include "daemon/transport/wire.h"
 
@@ -57,6 +58,8 @@ int wire_deliver(struct srd_engine *e, struct srd_pkt *pkt)
 
 	if (!pkt->dst_dev || !(pkt->mask & OPF_VALID))
 		return -ENOENT;
+	if (pkt->qpn == ROCE_QPN_MASK && (pkt->mask & OPF_DETH))
+		return wire_mcast_deliver(e, pkt); /* 0xFFFFFF: a group */
 	/* QPN 1 is each device's own QP1 (cm/gsi.c). */
 	dst = pkt->qpn == 1 ? pkt->dst_dev->gsi : qp_lookup_num(e->d, pkt->qpn);
 	if (!dst || dst->dev != pkt->dst_dev || !dst->tp)

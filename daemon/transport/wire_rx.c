@@ -10,7 +10,9 @@
 #include <errno.h>
 #include <string.h>
 
+#include "daemon/mcast.h"
 #include "daemon/net/icrc.h"
+#include "daemon/net/mcast.h"
 #include "daemon/transport/engine.h"
 #include "daemon/transport/wire.h"
 
@@ -76,6 +78,10 @@ void wire_udp_rx(void *arg, const struct srd_udp_meta *m, uint8_t *buf,
 	struct srd_fault_verdict v = { 0 };
 
 	w->seq++;
+	if (!dev && mcast_gid_is_mc(m->dst.s6_addr)) {
+		wire_mcast_udp_rx(w, m, buf, len);
+		return;
+	}
 	if (!dev) {
 		srd_net_dev_counters(w->d, NULL)->rx_no_device++;
 		return;

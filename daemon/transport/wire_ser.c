@@ -5,6 +5,7 @@
 #include <net/if.h>
 #include <string.h>
 
+#include "daemon/mcast.h"
 #include "daemon/net/icrc.h"
 #include "daemon/transport/engine.h"
 #include "daemon/transport/wire.h"
@@ -60,7 +61,8 @@ void wire_pkt_meta(struct srd_wire *w, const struct srd_device *dev,
 	}
 	m->tclass = pkt->tclass;
 	m->hop_limit = pkt->hop_limit ? pkt->hop_limit : 64;
-	if (IN6_IS_ADDR_LINKLOCAL(&m->dst))
+	/* Link-local and multicast leave by the device's interface. */
+	if (IN6_IS_ADDR_LINKLOCAL(&m->dst) || mcast_gid_is_mc(pkt->dgid.raw))
 		m->ifindex = if_nametoindex(dev->netdev);
 }
 

@@ -10,94 +10,9 @@
 #include <arpa/inet.h>
 #include <stdlib.h>
 
-#include "common/cm_mad.h"
 #include "t_cm.h"
 
-#define GSI_QKEY 0x80010000u
 #define N_RANDOM 200
-
-struct gsi_tx {
-	struct t_dev d;
-	struct ibv_cq *cq;
-	struct ibv_qp *qp;
-	struct ibv_ah *ah;
-	struct t_buf buf;
-	uint64_t n;
-};
-
-static void tx_open(struct gsi_tx *t)
-{
-	struct t_conn_opts o;
-	struct ibv_qp_init_attr ia;
-	struct ibv_ah_attr ah;
-
-	t_dev_open(&t->d);
-	t->cq = t_cq_create(&t->d, 64, NULL);
-	t_qp_init_attr(&ia, IBV_QPT_UD, t->cq, t->cq);
-	t->qp = t_qp_create(&t->d, &ia);
-	t_conn_opts_init(&o);
-	o.qkey = GSI_QKEY;
-	t_qp_to_init(t->qp, &o);
-	t_qp_to_rtr(t->qp, NULL, &o);
-	t_qp_to_rts(t->qp, 0, &o);
-	t_ah_attr_init(&ah, &t->d.gid);
-	t->ah = T_NONNULL(ibv_create_ah(t->d.pd, &ah));
-	t_buf_alloc(&t->d, &t->buf, 4096, IBV_ACCESS_LOCAL_WRITE);
-}
-
-/* One datagram to QP1 of our own GID. */
-static void tx(struct gsi_tx *t, const void *p, uint32_t len)
-{
-	struct ibv_wc wc;
-
-	memcpy(t->buf.p, p, len);
-	t_post_ud(t->qp, ++t->n, t->ah, 1, GSI_QKEY, t->buf.mr, t->buf.p, len,
-		  IBV_SEND_SIGNALED);
-	T_EXPECT_WC(t->cq, &wc, t->n, IBV_WC_SUCCESS, IBV_WC_SEND);
-}
-
-static void tx_msg(struct gsi_tx *t, const struct cm_msg *m)
-{
-	uint8_t mad[MAD_SIZE];
-
-	T_EQ(cm_mad_encode(m, mad, sizeof(mad)), 0);
-	tx(t, mad, sizeof(mad));
-}
-
-static void forged_req(struct gsi_tx *t, struct cm_msg *m, uint16_t port)
-{
-	struct sockaddr_in src, dst;
-	struct cma_hdr h;
-
-	cm_msg_init(m, CM_ATTR_REQ, 0x1234);
-	m->req.local_comm_id = 0x11112222;
-	m->req.service_id = cm_ip_service_id(CM_PS_TCP, port);
-	m->req.local_ca_guid = 0x4242;
-	m->req.local_qpn = 0x999;
-	m->req.responder_resources = 1;
-	m->req.initiator_depth = 1;
-	m->req.remote_cm_response_timeout = 20;
-	m->req.local_cm_response_timeout = 20;
-	m->req.starting_psn = 0x123456;
-	m->req.retry_count = 7;
-	m->req.rnr_retry_count = 7;
-	m->req.pkey = 0xffff;
-	m->req.path_mtu = IBV_MTU_1024;
-	m->req.max_cm_retries = 15;
-	m->req.primary.local_lid = m->req.primary.remote_lid = 0xffff;
-	memcpy(m->req.primary.local_gid, t->d.gid.raw, 16);
-	memcpy(m->req.primary.remote_gid, t->d.gid.raw, 16);
-	m->req.primary.hop_limit = 64;
-	m->req.primary.local_ack_timeout = 19;
-	t_cm_addr(&src, 5555);
-	t_cm_addr(&dst, port);
-	T_EQ(cma_hdr_from_sockaddr(&h, (struct sockaddr *)&src,
-				   (struct sockaddr *)&dst),
-	     0);
-	T_EQ(cma_hdr_encode(&h, m->req.private_data,
-			    sizeof(m->req.private_data)),
-	     0);
-}
 
 int main(void)
 {
@@ -112,7 +27,7 @@ int main(void)
 	struct rdma_cm_id *listen;
 	struct rdma_cm_event *ev;
 	struct t_cm_pair pair;
-	struct gsi_tx t;
+	struct t_cm_gsi t;
 	struct cm_msg m;
 	uint8_t junk[1024];
 	uint16_t port;
@@ -120,31 +35,31 @@ int main(void)
 	t_init("cm_qp1_garbage");
 	pch = t_cm_channel();
 	port = t_cm_listen(pch, &listen, RDMA_PS_TCP);
-	tx_open(&t);
+	t_cm_gsi_open(&t);
 	t_cm_stats(&st0);
 
 	srand(7);
 	for (int i = 0; i < N_RANDOM; i++) {
 		for (size_t k = 0; k < MAD_SIZE; k++)
 			junk[k] = (uint8_t)rand();
-		tx(&t, junk, MAD_SIZE);
+		t_cm_gsi_send(&t, junk, MAD_SIZE);
 	}
 	for (size_t i = 0; i < sizeof(bad_len) / sizeof(bad_len[0]); i++)
-		tx(&t, junk, bad_len[i]);
+		t_cm_gsi_send(&t, junk, bad_len[i]);
 	for (size_t i = 0; i < sizeof(unknown) / sizeof(unknown[0]); i++) {
 		cm_msg_init(&m, unknown[i], 0x77 + i);
 		/* The same comm IDs in every message: none of ours. */
 		m.rep.local_comm_id = 0xdead0000 + (uint32_t)i;
 		m.rep.remote_comm_id = 0xbeef0000 + (uint32_t)i;
-		tx_msg(&t, &m);
+		t_cm_gsi_send_msg(&t, &m);
 	}
 	/* A REQ that names a listener: reported once, not twice. */
-	forged_req(&t, &m, port);
-	tx_msg(&t, &m);
+	t_cm_forged_req(&t, &m, port);
+	t_cm_gsi_send_msg(&t, &m);
 	ev = T_CM_EXPECT(pch, RDMA_CM_EVENT_CONNECT_REQUEST, 0, NULL);
 	T_EQ(ev->param.conn.qp_num, 0x999);
 	T_EQ(ntohs(rdma_get_dst_port(ev->id)), 5555);
-	tx_msg(&t, &m);
+	t_cm_gsi_send_msg(&t, &m);
 	T_CM_EXPECT_NONE(pch, 200);
 	T_EQ(rdma_reject(ev->id, NULL, 0), 0);
 	T_EQ(rdma_destroy_id(ev->id), 0);

@@ -9,7 +9,11 @@
  *   - a SIDR_REQ likewise every 4096 ms;
  *   - a REQ repeated to a server that has not answered yet gets an MRA
  *     (the kernel's delayed MRA), which gives the client 2^24 * 4.096 us
- *     more, and the connection still completes.
+ *     more, and the connection still completes;
+ *   - the peer vanishes (QP1 drops everything, a fault rule): the DREQ
+ *     goes out again every 6144 ms, 15 times, then DISCONNECTED with
+ *     -ETIMEDOUT, and TIMEWAIT_EXIT one TIMEWAIT (2^ack_timeout *
+ *     4.096 us) later.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -17,6 +21,7 @@
 #include <unistd.h>
 
 #include "daemon/cm/cm.h"
+#include "daemon/net/net.h"
 #include "tests/unit/t_core.h"
 
 #define MS 1000000ull
@@ -109,13 +114,16 @@ static void connect_id(struct srd_client *c, uint32_t h)
 }
 
 /* Time runs on to the CM's next timer: it fires.  Returns how far it
- * was from now, in ms. */
+ * was from now, in ms.  (A wake-up for a timer disarmed meanwhile
+ * finds nothing to do: time runs on to the next.) */
 static uint64_t fire(void)
 {
-	uint64_t now = srd_now_ns(), at = cm_next_deadline(&t.d);
+	uint64_t now = srd_now_ns(), at;
 
-	T_CHECK(at != UINT64_MAX);
-	cm_timers(t.d.cm, at);
+	do {
+		at = cm_next_deadline(&t.d);
+		T_CHECK(at != UINT64_MAX);
+	} while (!cm_timers(t.d.cm, at));
 	pump();
 	return at > now ? (at - now + MS / 2) / MS : 0;
 }
@@ -147,6 +155,54 @@ static void unanswered(struct srd_client *c, uint32_t ps, uint32_t qp_type,
 	T_EQ(st1.conns, st0.conns);
 	T_EQ(cmd(c, SRD_CMD_CM_DESTROY_ID, &h, sizeof(struct srd_handle_req),
 		 NULL, 0),
+	     0);
+}
+
+/* The established pair (client h): its peer stops answering. */
+static void dreq_unanswered(struct srd_client *c, uint32_t h, uint32_t server,
+			    struct cm_conn *conn)
+{
+	struct srd_cm_stats_rep st0, st1;
+	struct srd_handle_req req = { .handle = h };
+	char err[128];
+	uint64_t ms, total = 0;
+
+	T_EQ(srd_net_fault_add(&t.d, "drop dir=rx qpn=1", err, sizeof(err)), 0);
+	cm_stats(&t.d, &st0);
+	T_EQ(cmd(c, SRD_CMD_CM_DISCONNECT, &req, sizeof(req), NULL, 0), 0);
+	T_EQ(conn->state, CM_DREQ_SENT);
+	no_event(c);
+	for (int i = 0; i < CM_MAX_RETRIES; i++) {
+		ms = fire();
+		T_CHECK(ms + 5 >= 6144 && ms <= 6144 + 5);
+		total += ms;
+		no_event(c);
+	}
+	ms = fire();
+	total += ms;
+	T_CHECK(ms + 5 >= 6144 && ms <= 6144 + 5);
+	/* 16 x 6144 ms after rdma_disconnect, as predicted. */
+	T_CHECK(total + 80 >= 16 * 6144 && total <= 16 * 6144 + 80);
+	expect_event(c, h, RDMA_CM_EVENT_DISCONNECTED, -ETIMEDOUT);
+	no_event(c);
+	T_EQ(conn->state, CM_TIMEWAIT);
+	cm_stats(&t.d, &st1);
+	T_EQ(st1.retransmits - st0.retransmits, CM_MAX_RETRIES);
+	T_EQ(st1.timeouts - st0.timeouts, 1);
+	T_EQ(st1.mad_tx - st0.mad_tx, CM_MAX_RETRIES + 1);
+	/* TIMEWAIT: the ACK timeout the REP gave. */
+	ms = fire();
+	T_CHECK(ms + 5 >= cm_time_ns(conn->ack_timeout) / MS &&
+		ms <= cm_time_ns(conn->ack_timeout) / MS + 5);
+	expect_event(c, h, RDMA_CM_EVENT_TIMEWAIT_EXIT, 0);
+	no_event(c);
+	/* The server never heard: still connected, as with a real loss. */
+	srd_net_fault_clear(&t.d);
+	T_EQ(cmd(c, SRD_CMD_CM_DESTROY_ID, &h, sizeof(struct srd_handle_req),
+		 NULL, 0),
+	     0);
+	T_EQ(cmd(c, SRD_CMD_CM_DESTROY_ID, &server,
+		 sizeof(struct srd_handle_req), NULL, 0),
 	     0);
 }
 
@@ -206,6 +262,8 @@ int main(void)
 	expect_event(c, ev.handle, RDMA_CM_EVENT_ESTABLISHED, 0);
 	T_EQ(conn->state, CM_ESTABLISHED);
 	no_event(c);
+
+	dreq_unanswered(c, h, ev.handle, conn);
 
 	t_core_fini(&t);
 	printf("PASS cm_timeouts\n");

@@ -251,3 +251,77 @@ void t_cm_wait_idle_at(const char *file, int line, uint32_t ids, int timeout_ms)
 		t_sleep_ms(50);
 	}
 }
+
+void t_cm_gsi_open(struct t_cm_gsi *g)
+{
+	struct t_conn_opts o;
+	struct ibv_qp_init_attr ia;
+	struct ibv_ah_attr ah;
+
+	memset(g, 0, sizeof(*g));
+	t_dev_open(&g->d);
+	g->cq = t_cq_create(&g->d, 64, NULL);
+	t_qp_init_attr(&ia, IBV_QPT_UD, g->cq, g->cq);
+	g->qp = t_qp_create(&g->d, &ia);
+	t_conn_opts_init(&o);
+	o.qkey = T_CM_GSI_QKEY;
+	t_qp_to_init(g->qp, &o);
+	t_qp_to_rtr(g->qp, NULL, &o);
+	t_qp_to_rts(g->qp, 0, &o);
+	t_ah_attr_init(&ah, &g->d.gid);
+	g->ah = T_NONNULL(ibv_create_ah(g->d.pd, &ah));
+	t_buf_alloc(&g->d, &g->buf, 4096, IBV_ACCESS_LOCAL_WRITE);
+}
+
+void t_cm_gsi_send(struct t_cm_gsi *g, const void *p, uint32_t len)
+{
+	struct ibv_wc wc;
+
+	memcpy(g->buf.p, p, len);
+	t_post_ud(g->qp, ++g->n, g->ah, 1, T_CM_GSI_QKEY, g->buf.mr, g->buf.p,
+		  len, IBV_SEND_SIGNALED);
+	T_EXPECT_WC(g->cq, &wc, g->n, IBV_WC_SUCCESS, IBV_WC_SEND);
+}
+
+void t_cm_gsi_send_msg(struct t_cm_gsi *g, const struct cm_msg *m)
+{
+	uint8_t mad[MAD_SIZE];
+
+	T_EQ(cm_mad_encode(m, mad, sizeof(mad)), 0);
+	t_cm_gsi_send(g, mad, sizeof(mad));
+}
+
+void t_cm_forged_req(const struct t_cm_gsi *g, struct cm_msg *m, uint16_t port)
+{
+	struct sockaddr_in src, dst;
+	struct cma_hdr h;
+
+	cm_msg_init(m, CM_ATTR_REQ, 0x1234);
+	m->req.local_comm_id = 0x11112222;
+	m->req.service_id = cm_ip_service_id(CM_PS_TCP, port);
+	m->req.local_ca_guid = 0x4242;
+	m->req.local_qpn = 0x999;
+	m->req.responder_resources = 1;
+	m->req.initiator_depth = 1;
+	m->req.remote_cm_response_timeout = 20;
+	m->req.local_cm_response_timeout = 20;
+	m->req.starting_psn = 0x123456;
+	m->req.retry_count = 7;
+	m->req.rnr_retry_count = 7;
+	m->req.pkey = 0xffff;
+	m->req.path_mtu = IBV_MTU_1024;
+	m->req.max_cm_retries = 15;
+	m->req.primary.local_lid = m->req.primary.remote_lid = 0xffff;
+	memcpy(m->req.primary.local_gid, g->d.gid.raw, 16);
+	memcpy(m->req.primary.remote_gid, g->d.gid.raw, 16);
+	m->req.primary.hop_limit = 64;
+	m->req.primary.local_ack_timeout = 19;
+	t_cm_addr(&src, 5555);
+	t_cm_addr(&dst, port);
+	T_EQ(cma_hdr_from_sockaddr(&h, (struct sockaddr *)&src,
+				   (struct sockaddr *)&dst),
+	     0);
+	T_EQ(cma_hdr_encode(&h, m->req.private_data,
+			    sizeof(m->req.private_data)),
+	     0);
+}

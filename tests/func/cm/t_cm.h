@@ -9,6 +9,7 @@
 
 #include <rdma/rdma_cma.h>
 
+#include "common/cm_mad.h"
 #include "common/proto_cm.h"
 
 #include "t_util.h"
@@ -73,5 +74,23 @@ void t_cm_stats(struct srd_cm_stats_rep *r);
 void t_cm_wait_idle_at(const char *file, int line, uint32_t ids,
 		       int timeout_ms);
 #define T_CM_WAIT_IDLE(ids, ms) t_cm_wait_idle_at(__FILE__, __LINE__, ids, ms)
+
+/* A UD QP of ours with the GSI Q_Key, sending raw MADs to QP1 of our
+ * own GID (what a peer's CM would send, forged). */
+#define T_CM_GSI_QKEY 0x80010000u
+struct t_cm_gsi {
+	struct t_dev d;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+	struct ibv_ah *ah;
+	struct t_buf buf;
+	uint64_t n;
+};
+void t_cm_gsi_open(struct t_cm_gsi *g);
+void t_cm_gsi_send(struct t_cm_gsi *g, const void *p, uint32_t len);
+void t_cm_gsi_send_msg(struct t_cm_gsi *g, const struct cm_msg *m);
+/* A well-formed REQ for 127.0.0.1:port from 127.0.0.1:5555: comm ID
+ * 0x11112222, CA GUID 0x4242, QPN 0x999. */
+void t_cm_forged_req(const struct t_cm_gsi *g, struct cm_msg *m, uint16_t port);
 
 #endif

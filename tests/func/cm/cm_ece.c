@@ -1,0 +1,243 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Enhanced connection establishment through librdmacm, as rdma-core 44
+ * and Linux do it:
+ *   - where ECE travels: a REQ's vendor ID (bytes 5..7 of its payload)
+ *     and a REP's (bytes 15, 19 and 23), with the options in the MAD
+ *     header's attribute modifier;
+ *   - ids without QPs: the client's rdma_set_local_ece reaches the
+ *     server's rdma_get_remote_ece after CONNECT_REQUEST; the server's
+ *     REP echoes the vendor ID with its own options, which the client
+ *     reads after CONNECT_RESPONSE;
+ *   - rdma_reject_ece: REJECTED with status 35 and the private data;
+ *   - the errnos of bad arguments, and EINVAL on ids that have a QP
+ *     (their options belong to the provider);
+ *   - ids with QPs librdmacm made: the provider has no ECE, so the
+ *     REQ carries none, and the connection is made as before.
+ */
+#include "common/cm_mad.h"
+#include "t_cm.h"
+
+#define VENDOR 0x02c9u /* any 24-bit vendor ID */
+#define CLIENT_OPTS 0xabcd1234u
+#define SERVER_OPTS 0x00000011u
+
+/* The codec puts ECE where the kernel's cm.c does. */
+static void wire_layout(void)
+{
+	uint8_t mad[MAD_SIZE];
+	struct cm_msg m, back;
+
+	cm_msg_init(&m, CM_ATTR_REQ, 1);
+	m.hdr.attr_mod = CLIENT_OPTS;
+	m.req.vendor_id = 0x123456;
+	m.req.local_comm_id = 7;
+	m.req.path_mtu = IBV_MTU_1024;
+	T_EQ(cm_mad_encode(&m, mad, sizeof(mad)), 0);
+	T_EQ(mad[20], 0xab);
+	T_EQ(mad[23], 0x34);
+	T_EQ(mad[MAD_HDR_SIZE + 4], 0); /* reserved */
+	T_EQ(mad[MAD_HDR_SIZE + 5], 0x12);
+	T_EQ(mad[MAD_HDR_SIZE + 6], 0x34);
+	T_EQ(mad[MAD_HDR_SIZE + 7], 0x56);
+	T_EQ(cm_mad_decode(mad, sizeof(mad), &back), 0);
+	T_EQ(back.req.vendor_id, 0x123456);
+	T_EQ(back.hdr.attr_mod, CLIENT_OPTS);
+
+	cm_msg_init(&m, CM_ATTR_REP, 1);
+	m.hdr.attr_mod = SERVER_OPTS;
+	m.rep.vendor_id = 0x123456;
+	T_EQ(cm_mad_encode(&m, mad, sizeof(mad)), 0);
+	T_EQ(mad[23], SERVER_OPTS);
+	T_EQ(mad[MAD_HDR_SIZE + 15], 0x12);
+	T_EQ(mad[MAD_HDR_SIZE + 19], 0x34);
+	T_EQ(mad[MAD_HDR_SIZE + 23], 0x56);
+	T_EQ(cm_mad_decode(mad, sizeof(mad), &back), 0);
+	T_EQ(back.rep.vendor_id, 0x123456);
+	T_EQ(back.hdr.attr_mod, SERVER_OPTS);
+}
+
+static struct ibv_qp *own_qp(struct rdma_cm_id *id, struct ibv_cq **cq,
+			     struct ibv_pd **pd)
+{
+	struct ibv_qp_init_attr ia;
+
+	*pd = T_NONNULL(ibv_alloc_pd(id->verbs));
+	*cq = T_NONNULL(ibv_create_cq(id->verbs, 16, NULL, NULL, 0));
+	t_qp_init_attr(&ia, IBV_QPT_RC, *cq, *cq);
+	return T_NONNULL(ibv_create_qp(*pd, &ia));
+}
+
+static void move(struct rdma_cm_id *id, struct ibv_qp *qp,
+		 enum ibv_qp_state state)
+{
+	struct ibv_qp_attr a = { .qp_state = state };
+	int mask;
+
+	T_EQ(rdma_init_qp_attr(id, &a, &mask), 0);
+	T_OK(ibv_modify_qp(qp, &a, mask));
+}
+
+static void bad_args(struct rdma_event_channel *ch)
+{
+	struct ibv_ece ece = { .vendor_id = VENDOR };
+	struct rdma_cm_id *id;
+
+	T_EQ(rdma_create_id(ch, &id, NULL, RDMA_PS_TCP), 0);
+	T_NEG_ERRNO(rdma_set_local_ece(NULL, &ece), EINVAL);
+	T_NEG_ERRNO(rdma_set_local_ece(id, NULL), EINVAL);
+	ece.vendor_id = 0;
+	T_NEG_ERRNO(rdma_set_local_ece(id, &ece), EINVAL);
+	ece.vendor_id = VENDOR;
+	ece.comp_mask = 1;
+	T_NEG_ERRNO(rdma_set_local_ece(id, &ece), EINVAL);
+	ece.comp_mask = 0;
+	T_EQ(rdma_set_local_ece(id, &ece), 0);
+	T_NEG_ERRNO(rdma_get_remote_ece(NULL, &ece), EINVAL);
+	T_NEG_ERRNO(rdma_get_remote_ece(id, NULL), EINVAL);
+	/* Nothing heard yet: zeros. */
+	ece.vendor_id = ece.options = ece.comp_mask = 99;
+	T_EQ(rdma_get_remote_ece(id, &ece), 0);
+	T_EQ(ece.vendor_id, 0);
+	T_EQ(ece.options, 0);
+	T_EQ(ece.comp_mask, 0);
+	/* No request to refuse. */
+	T_NEG_ERRNO(rdma_reject_ece(id, NULL, 0), EINVAL);
+	T_EQ(rdma_destroy_id(id), 0);
+}
+
+/* Ids without QPs: the options cross in both directions. */
+static void exchange(struct rdma_event_channel *pch,
+		     struct rdma_event_channel *ach, uint16_t port)
+{
+	struct rdma_conn_param cp = { .responder_resources = 1,
+				      .initiator_depth = 1,
+				      .retry_count = 7,
+				      .rnr_retry_count = 7 };
+	struct ibv_ece ece = { .vendor_id = VENDOR, .options = CLIENT_OPTS };
+	struct rdma_cm_id *client, *server;
+	struct ibv_qp *cqp, *sqp;
+	struct ibv_cq *ccq, *scq;
+	struct ibv_pd *cpd, *spd;
+	struct rdma_cm_event *ev;
+
+	T_EQ(rdma_create_id(ach, &client, NULL, RDMA_PS_TCP), 0);
+	t_cm_resolve(ach, client, port);
+	cqp = own_qp(client, &ccq, &cpd);
+	move(client, cqp, IBV_QPS_INIT);
+	T_EQ(rdma_set_local_ece(client, &ece), 0);
+	cp.qp_num = cqp->qp_num;
+	T_EQ(rdma_connect(client, &cp), 0);
+
+	ev = T_CM_EXPECT(pch, RDMA_CM_EVENT_CONNECT_REQUEST, 0, NULL);
+	server = ev->id;
+	T_EQ(rdma_ack_cm_event(ev), 0);
+	memset(&ece, 0, sizeof(ece));
+	T_EQ(rdma_get_remote_ece(server, &ece), 0);
+	T_EQ(ece.vendor_id, VENDOR);
+	T_EQ(ece.options, CLIENT_OPTS);
+	T_EQ(ece.comp_mask, 0);
+	/* The server takes a subset: its REP says which. */
+	ece.options = SERVER_OPTS;
+	T_EQ(rdma_set_local_ece(server, &ece), 0);
+	sqp = own_qp(server, &scq, &spd);
+	move(server, sqp, IBV_QPS_INIT);
+	move(server, sqp, IBV_QPS_RTR);
+	move(server, sqp, IBV_QPS_RTS);
+	cp.qp_num = sqp->qp_num;
+	T_EQ(rdma_accept(server, &cp), 0);
+
+	ev = T_CM_EXPECT(ach, RDMA_CM_EVENT_CONNECT_RESPONSE, 0, client);
+	T_EQ(rdma_ack_cm_event(ev), 0);
+	memset(&ece, 0, sizeof(ece));
+	T_EQ(rdma_get_remote_ece(client, &ece), 0);
+	T_EQ(ece.vendor_id, VENDOR);
+	T_EQ(ece.options, SERVER_OPTS);
+	move(client, cqp, IBV_QPS_RTR);
+	move(client, cqp, IBV_QPS_RTS);
+	T_EQ(rdma_establish(client), 0);
+	T_CM_EXPECT_ACK(pch, RDMA_CM_EVENT_ESTABLISHED, 0, server);
+	/* Still what the peer said, after ESTABLISHED too. */
+	T_EQ(rdma_get_remote_ece(client, &ece), 0);
+	T_EQ(ece.options, SERVER_OPTS);
+
+	T_EQ(rdma_disconnect(client), 0);
+	T_CM_EXPECT_ACK(pch, RDMA_CM_EVENT_DISCONNECTED, 0, server);
+	T_EQ(rdma_disconnect(server), 0);
+	T_CM_EXPECT_ACK(ach, RDMA_CM_EVENT_DISCONNECTED, 0, client);
+	T_OK(ibv_destroy_qp(cqp));
+	T_OK(ibv_destroy_qp(sqp));
+	T_OK(ibv_destroy_cq(ccq));
+	T_OK(ibv_destroy_cq(scq));
+	T_OK(ibv_dealloc_pd(cpd));
+	T_OK(ibv_dealloc_pd(spd));
+	T_EQ(rdma_destroy_id(client), 0);
+	T_EQ(rdma_destroy_id(server), 0);
+}
+
+/* The server refuses the options: REJ reason 35. */
+static void refuse(struct rdma_event_channel *pch,
+		   struct rdma_event_channel *ach, uint16_t port)
+{
+	static const char why[] = "options refused";
+	struct rdma_conn_param cp = { .responder_resources = 1,
+				      .initiator_depth = 1,
+				      .qp_num = 0x1234 };
+	struct ibv_ece ece = { .vendor_id = VENDOR, .options = CLIENT_OPTS };
+	struct rdma_cm_id *client, *server;
+	struct rdma_cm_event *ev;
+
+	T_EQ(rdma_create_id(ach, &client, NULL, RDMA_PS_TCP), 0);
+	t_cm_resolve(ach, client, port);
+	T_EQ(rdma_set_local_ece(client, &ece), 0);
+	T_EQ(rdma_connect(client, &cp), 0);
+	ev = T_CM_EXPECT(pch, RDMA_CM_EVENT_CONNECT_REQUEST, 0, NULL);
+	server = ev->id;
+	T_EQ(rdma_ack_cm_event(ev), 0);
+	T_EQ(rdma_reject_ece(server, why, sizeof(why)), 0);
+	ev = T_CM_EXPECT(ach, RDMA_CM_EVENT_REJECTED,
+			 CM_REJ_VENDOR_OPTION_NOT_SUPPORTED, client);
+	T_GE(ev->param.conn.private_data_len, sizeof(why));
+	T_EQ(memcmp(ev->param.conn.private_data, why, sizeof(why)), 0);
+	T_EQ(rdma_ack_cm_event(ev), 0);
+	/* Refused once is refused: no second answer. */
+	T_NEG_ERRNO(rdma_reject_ece(server, NULL, 0), EINVAL);
+	T_EQ(rdma_destroy_id(server), 0);
+	T_EQ(rdma_destroy_id(client), 0);
+}
+
+/* QPs made by librdmacm: their ECE is the provider's business. */
+static void with_qps(void)
+{
+	struct ibv_ece ece = { .vendor_id = VENDOR };
+	struct t_cm_pair p;
+
+	t_cm_pair_connect(&p);
+	T_NEG_ERRNO(rdma_set_local_ece(p.client, &ece), EINVAL);
+	T_NEG_ERRNO(rdma_get_remote_ece(p.client, &ece), EINVAL);
+	T_NEG_ERRNO(rdma_get_remote_ece(p.server, &ece), EINVAL);
+	t_cm_pair_disconnect(&p);
+	t_cm_pair_destroy(&p);
+}
+
+int main(void)
+{
+	struct rdma_event_channel *pch, *ach;
+	struct rdma_cm_id *listen;
+	uint16_t port;
+
+	t_init("cm_ece");
+	wire_layout();
+	pch = t_cm_channel();
+	ach = t_cm_channel();
+	bad_args(ach);
+	port = t_cm_listen(pch, &listen, RDMA_PS_TCP);
+	exchange(pch, ach, port);
+	refuse(pch, ach, port);
+	with_qps();
+	T_EQ(rdma_destroy_id(listen), 0);
+	rdma_destroy_event_channel(ach);
+	rdma_destroy_event_channel(pch);
+	T_CM_WAIT_IDLE(0, 5000);
+	t_pass();
+}
