@@ -66,6 +66,7 @@ struct srd_config; /* link.h */
 struct srd_options {
 	const char *socket_name;
 	uint64_t spin_us;
+	bool spin_yield; /* yield the CPU while idle-polling */
 	uint64_t idle_exit_s;
 	bool no_default_device;		 /* no softrdma0 on lo */
 	const struct srd_config *config; /* devices to add; NULL: none */

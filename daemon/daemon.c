@@ -75,6 +75,7 @@ int daemon_init(struct srd_daemon *d, const struct srd_options *o,
 	d->listen_fd = listen_fd;
 	d->epfd = d->doorbell_fd = d->dev_page_fd = d->sig_fd = -1;
 	d->spin_ns = o->spin_us * 1000;
+	d->spin_yield = o->spin_yield;
 	d->idle_exit_ns = o->idle_exit_s * 1000000000ull;
 	tables_init(d);
 	d->doorbell_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);

@@ -5,10 +5,13 @@
  * set without blocking every so often, so commands are served without a
  * system call per pass); once idle for spin_ns it tells clients it sleeps
  * (so they kick the doorbell) and blocks in epoll until the doorbell, a
- * command or the engine's next timer.
+ * command or the engine's next timer.  While idle but still polling it may
+ * yield the CPU between passes (spin_yield: few CPUs), so the processes it
+ * waits for get to run.
  */
 #include <errno.h>
 #include <limits.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
@@ -205,8 +208,15 @@ int daemon_run(struct srd_daemon *d)
 			if (idle_expired(d, now))
 				break;
 		}
-		if (work || now - last_work < d->spin_ns)
+		if (work)
 			continue;
+		if (now - last_work < d->spin_ns) {
+			/* Idle but still polling: on a machine with few CPUs
+			 * the processes we wait for may need this one. */
+			if (d->spin_yield)
+				sched_yield();
+			continue;
+		}
 		engine_sleep(d);
 		now = last_work = last_poll = srd_now_ns();
 		if (idle_expired(d, now))

@@ -204,6 +204,7 @@ struct srd_daemon {
 	bool stop;
 	uint32_t nclients;
 	uint64_t spin_ns;      /* busy-poll this long after the last work */
+	bool spin_yield;       /* ... yielding the CPU between idle passes */
 	uint64_t idle_exit_ns; /* exit after this long without clients; 0 */
 	uint64_t idle_since;   /* when the last client left */
 	bool engine_up;	       /* engine_init succeeded */

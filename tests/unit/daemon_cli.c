@@ -122,7 +122,8 @@ int main(void)
 	/* --help and bad options. */
 	pid = spawn((const char *[]){ "--help", NULL }, &out, -1);
 	T_CHECK(read_to_eof(out, buf, sizeof(buf), 5000) > 0);
-	T_CHECK(strstr(buf, "--idle-exit") && strstr(buf, "--spin-us"));
+	T_CHECK(strstr(buf, "--idle-exit") && strstr(buf, "--spin-us") &&
+		strstr(buf, "--spin-yield"));
 	T_EQ(wait_exit(pid, 5000), 0);
 	close(out);
 	pid = spawn((const char *[]){ "--bogus", NULL }, &out, -1);
@@ -131,12 +132,20 @@ int main(void)
 	pid = spawn((const char *[]){ "--spin-us", "12x", NULL }, &out, -1);
 	T_EQ(wait_exit(pid, 5000), 2);
 	close(out);
+	pid = spawn((const char *[]){ "--spin-yield", "sometimes", NULL }, &out,
+		    -1);
+	T_EQ(wait_exit(pid, 5000), 2);
+	T_CHECK(read_to_eof(out, buf, sizeof(buf), 5000) > 0);
+	T_CHECK(strstr(buf, "--spin-yield"));
+	close(out);
 
 	/* Detached: the starter returns at once, the pipe it was given
 	 * reaches EOF (the daemon keeps none of it), the daemon serves. */
 	args[0] = "--socket";
 	args[1] = name;
-	args[2] = NULL;
+	args[2] = "--spin-yield";
+	args[3] = "on";
+	args[4] = NULL;
 	pid = spawn(args, &out, -1);
 	T_EQ(wait_exit(pid, 5000), 0);
 	T_CHECK(read_to_eof(out, buf, sizeof(buf), 5000) >= 0);
