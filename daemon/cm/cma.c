@@ -76,15 +76,16 @@ void cma_destroy_id(struct cma_id *id)
 {
 	struct srd_cm *cm = id->cm;
 
-	if (id->state == CMA_LISTEN) {
-		list_del(&id->listen_node);
-		/* Requests nobody fetched die with their listener. */
-		for (uint32_t h = cm->ids.first; h < table_end(&cm->ids); h++) {
-			struct cma_id *c = table_get(&cm->ids, h);
+	/* Whatever its state now (a listener whose device went away is in
+	 * DEVICE_REMOVAL): off the listeners, a no-op if it never was on. */
+	list_del(&id->listen_node);
+	/* Requests nobody fetched die with their listener. */
+	for (uint32_t h = cm->ids.first; id->pending && h < table_end(&cm->ids);
+	     h++) {
+		struct cma_id *c = table_get(&cm->ids, h);
 
-			if (c && c->listener == id)
-				cma_destroy_id(c);
-		}
+		if (c && c->listener == id)
+			cma_destroy_id(c);
 	}
 	if (id->conn)
 		cm_conn_release(id->conn);

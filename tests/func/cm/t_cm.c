@@ -211,10 +211,12 @@ static void cmd(int fd, uint32_t op, const void *req, uint32_t len, void *rep,
 	memcpy(&h, buf, sizeof(h));
 	T_EQ(h.status, 0);
 	T_EQ(h.len, rep_len);
-	memcpy(rep, buf + sizeof(h), rep_len);
+	if (rep_len)
+		memcpy(rep, buf + sizeof(h), rep_len);
 }
 
-void t_cm_stats(struct srd_cm_stats_rep *r)
+/* A command connection of our own to the test's daemon, after HELLO. */
+static int daemon_conn(void)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct srd_hello_req hello = { .version = SRD_PROTO_VERSION,
@@ -230,7 +232,23 @@ void t_cm_stats(struct srd_cm_stats_rep *r)
 				 n)),
 	     0);
 	cmd(fd, SRD_CMD_HELLO, &hello, sizeof(hello), &hrep, sizeof(hrep));
+	return fd;
+}
+
+void t_cm_stats(struct srd_cm_stats_rep *r)
+{
+	int fd = daemon_conn();
+
 	cmd(fd, SRD_CMD_CM_STATS, NULL, 0, r, sizeof(*r));
+	close(fd);
+}
+
+void t_cm_admin(uint32_t op, const void *req, uint32_t len, void *rep,
+		size_t rep_len)
+{
+	int fd = daemon_conn();
+
+	cmd(fd, op, req, len, rep, rep_len);
 	close(fd);
 }
 

@@ -69,6 +69,10 @@ void t_cm_send_check(struct rdma_cm_id *a, struct ibv_mr *amr,
 
 /* What the daemon's CM holds now (CM_STATS, on a connection of our own). */
 void t_cm_stats(struct srd_cm_stats_rep *r);
+/* One administration command (common/proto_admin.h) that must succeed,
+ * with a reply of exactly rep_len bytes. */
+void t_cm_admin(uint32_t op, const void *req, uint32_t len, void *rep,
+		size_t rep_len);
 /* Wait up to timeout_ms for the CM to hold no conn (TIMEWAIT over) and
  * at most ids ids; fails the test otherwise. */
 void t_cm_wait_idle_at(const char *file, int line, uint32_t ids,
