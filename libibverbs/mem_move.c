@@ -7,9 +7,16 @@
  * A range may hold the live stack of the calling thread (a registered
  * buffer on the stack): whatever this thread writes there between the
  * copy and the swap (return addresses, spilled registers) would be lost.
- * Such moves run on a short-lived thread while the caller sleeps.
+ * Such moves run on a short-lived thread while the caller is parked in
+ * the kernel (see run_job()).
  */
 #include <errno.h>
+#include <linux/futex.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -36,11 +43,53 @@ struct move_job {
 	int ret;
 };
 
+/* A move run for a caller whose stack is in the range. */
+struct parked_job {
+	struct move_job *j;
+	pid_t caller;	       /* its thread id */
+	_Atomic uint32_t done; /* futex word: 0 while the caller waits */
+	bool checked;	       /* the caller was seen parked in the kernel */
+};
+
+/*
+ * Is the caller blocked in FUTEX_WAIT on pj->done?  Then it writes nothing
+ * on its stack until it is woken.  /proc/self/task/TID/syscall names the
+ * system call a blocked thread is in and its arguments.
+ */
+static bool caller_parked(const struct parked_job *pj)
+{
+	char path[64], buf[128];
+	unsigned long nr, arg0;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall",
+		 (int)pj->caller);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	if (sscanf(buf, "%lu %lx", &nr, &arg0) != 2)
+		return false;
+	return nr == SYS_futex && arg0 == (uintptr_t)&pj->done;
+}
+
 static void *job_thread(void *arg)
 {
-	struct move_job *j = arg;
+	struct parked_job *pj = arg;
 
-	j->ret = j->fn(j);
+	/* Until the caller sleeps in the kernel it may still be returning
+	 * from pthread_create (writing its stack): wait for that, a while
+	 * at most (no procfs: go on after the wait, as before). */
+	for (int i = 0; i < 20000 && !caller_parked(pj); i++)
+		sched_yield();
+	pj->j->ret = pj->j->fn(pj->j);
+	atomic_store_explicit(&pj->done, 1, memory_order_release);
+	syscall(SYS_futex, &pj->done, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 	return NULL;
 }
 
@@ -54,21 +103,44 @@ bool srd_near_stack(uintptr_t start, size_t len)
 	return start < hi && start + len > lo;
 }
 
+/*
+ * A range near our stack moves on another thread while this one is parked
+ * in FUTEX_WAIT, so nothing this thread writes on its stack falls between
+ * the copy and the swap.  Signals are held off meanwhile: a handler's
+ * frame would be such a write.  The job lives on the heap.
+ */
 static int run_job(struct move_job *j)
 {
+	struct parked_job *pj;
+	sigset_t all, old;
 	pthread_attr_t attr;
 	pthread_t t;
 	int err;
 
 	if (!srd_near_stack(j->start, j->len))
 		return j->fn(j);
+	pj = calloc(1, sizeof(*pj));
+	if (!pj)
+		return -ENOMEM;
+	pj->j = j;
+	pj->caller = (pid_t)syscall(SYS_gettid);
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
 	pthread_attr_init(&attr);
 	pthread_attr_setstacksize(&attr, 128 * 1024);
-	err = pthread_create(&t, &attr, job_thread, j);
+	err = pthread_create(&t, &attr, job_thread, pj);
 	pthread_attr_destroy(&attr);
-	if (err)
+	if (err) {
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		free(pj);
 		return -err;
+	}
+	while (!atomic_load_explicit(&pj->done, memory_order_acquire))
+		syscall(SYS_futex, &pj->done, FUTEX_WAIT_PRIVATE, 0, NULL, NULL,
+			0);
 	pthread_join(t, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	free(pj);
 	return j->ret;
 }
 
