@@ -69,13 +69,14 @@ const struct cmd_family admin_cmd_family = {
 	.cmds = admin_cmds,
 };
 
-/* Devices are the daemon's: only its own user (or root) changes them. */
-static int may_change(const struct srd_client *c)
+/* Devices, faults and captures are the daemon's (the capture writes files
+ * with its rights): only its own user (or root) changes them. */
+int admin_may_change(const struct srd_client *c)
 {
 	return c->uid == 0 || c->uid == geteuid() ? 0 : -EPERM;
 }
 
-static bool terminated(const char *s, size_t size)
+bool admin_terminated(const char *s, size_t size)
 {
 	return memchr(s, '\0', size) != NULL;
 }
@@ -87,11 +88,11 @@ int cmd_admin_link_add(struct srd_client *c, struct srd_req *rq,
 	struct srd_device *dev;
 	int err;
 
-	err = may_change(c);
+	err = admin_may_change(c);
 	if (err)
 		return err;
-	if (!terminated(req->name, sizeof(req->name)) ||
-	    !terminated(req->netdev, sizeof(req->netdev)))
+	if (!admin_terminated(req->name, sizeof(req->name)) ||
+	    !admin_terminated(req->netdev, sizeof(req->netdev)))
 		return -EINVAL;
 	err = link_add(c->d, req->name, req->netdev, SRD_ADMIN_DEV_F_RUNTIME,
 		       &dev);
@@ -112,10 +113,10 @@ int cmd_admin_link_del(struct srd_client *c, struct srd_req *rq,
 	const struct srd_admin_link_del_req *req = rq->data;
 	int err;
 
-	err = may_change(c);
+	err = admin_may_change(c);
 	if (err)
 		return err;
-	if (!terminated(req->name, sizeof(req->name)))
+	if (!admin_terminated(req->name, sizeof(req->name)))
 		return -EINVAL;
 	return link_del(c->d, req->name);
 }

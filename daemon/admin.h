@@ -7,6 +7,8 @@
 #ifndef SOFTRDMA_DAEMON_ADMIN_H
 #define SOFTRDMA_DAEMON_ADMIN_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "common/proto_admin.h"
@@ -20,6 +22,11 @@ srd_cmd_fn cmd_admin_stat_dev, cmd_admin_stat_qp;
 srd_cmd_fn cmd_admin_fault_add, cmd_admin_fault_clear, cmd_admin_fault_list;
 srd_cmd_fn cmd_admin_capture_start, cmd_admin_capture_stop;
 srd_cmd_fn cmd_admin_capture_show;
+
+/* 0 if client c may change the daemon's devices and wires, else -EPERM. */
+int admin_may_change(const struct srd_client *c);
+/* Does s[0..size) hold a NUL (a request's string is terminated)? */
+bool admin_terminated(const char *s, size_t size);
 
 /* counters.c: a QP about to be destroyed leaves its counts to its device. */
 void counters_qp_retire(struct srd_qp *qp);

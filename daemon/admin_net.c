@@ -8,24 +8,11 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "daemon/admin.h"
 #include "daemon/fault/fault.h"
 #include "daemon/net/capture.h"
 #include "daemon/net/net.h"
-
-/* Faults and captures touch every device and write files as the daemon:
- * its own user or root only. */
-static int may_change(const struct srd_client *c)
-{
-	return c->uid == 0 || c->uid == geteuid() ? 0 : -EPERM;
-}
-
-static bool terminated(const char *s, size_t size)
-{
-	return memchr(s, '\0', size) != NULL;
-}
 
 int cmd_admin_fault_add(struct srd_client *c, struct srd_req *rq,
 			struct srd_rep *rp)
@@ -37,10 +24,10 @@ int cmd_admin_fault_add(struct srd_client *c, struct srd_req *rq,
 	unsigned int before;
 	int err;
 
-	err = may_change(c);
+	err = admin_may_change(c);
 	if (err)
 		return err;
-	if (!terminated(req->rules, sizeof(req->rules)))
+	if (!admin_terminated(req->rules, sizeof(req->rules)))
 		return -EINVAL;
 	if (!f)
 		return -ENODEV;
@@ -62,7 +49,7 @@ int cmd_admin_fault_add(struct srd_client *c, struct srd_req *rq,
 int cmd_admin_fault_clear(struct srd_client *c, struct srd_req *rq,
 			  struct srd_rep *rp)
 {
-	int err = may_change(c);
+	int err = admin_may_change(c);
 
 	if (err)
 		return err;
@@ -112,13 +99,14 @@ int cmd_admin_capture_start(struct srd_client *c, struct srd_req *rq,
 			    struct srd_rep *rp)
 {
 	const struct srd_admin_capture_start_req *req = rq->data;
-	int err = may_change(c);
+	int err = admin_may_change(c);
 
 	if (err)
 		return err;
 	/* Relative paths would land in the daemon's working directory:
 	 * the CLI sends absolute ones. */
-	if (!terminated(req->path, sizeof(req->path)) || req->path[0] != '/')
+	if (!admin_terminated(req->path, sizeof(req->path)) ||
+	    req->path[0] != '/')
 		return -EINVAL;
 	return srd_net_capture_start(c->d, req->path);
 }
@@ -126,7 +114,7 @@ int cmd_admin_capture_start(struct srd_client *c, struct srd_req *rq,
 int cmd_admin_capture_stop(struct srd_client *c, struct srd_req *rq,
 			   struct srd_rep *rp)
 {
-	int err = may_change(c);
+	int err = admin_may_change(c);
 
 	if (err)
 		return err;

@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 
 #include "daemon/core.h"
+#include "daemon/link.h"
 #include "daemon/mcast.h"
 #include "daemon/net/mcast.h"
 #include "daemon/transport/engine.h"
@@ -163,23 +164,15 @@ void wire_mcast_udp_rx(struct srd_wire *w, const struct srd_udp_meta *m,
 	list_for_each (&w->d->devices, it) {
 		struct srd_device *dev =
 			list_entry(it, struct srd_device, node);
-		struct srd_net_counters *c;
 
 		if (!mcast_find(dev, m->dst.s6_addr))
 			continue;
 		/* Only the devices of the interface it came in on. */
-		if (m->ifindex && if_nametoindex(dev->netdev) != m->ifindex)
+		if (m->ifindex && link_of(dev)->ifindex != m->ifindex)
 			continue;
 		taken = true;
-		c = srd_net_dev_counters(w->d, dev);
-		c->rx_packets++;
-		c->rx_udp_packets++;
-		c->rx_bytes += len;
-		if (m->truncated) {
-			c->rx_malformed++;
-			continue;
-		}
-		wire_rx_deliver(w, dev, m, false, buf, len);
+		if (wire_rx_count(w, dev, m, len))
+			wire_rx_deliver(w, dev, m, false, buf, len);
 	}
 	if (!taken)
 		srd_net_dev_counters(w->d, NULL)->rx_no_device++;

@@ -131,6 +131,12 @@ bool wire_meta_v4(const struct srd_udp_meta *m);
 void wire_udp_rx(void *arg, const struct srd_udp_meta *m, uint8_t *buf,
 		 size_t len);
 /* Check and deliver a frame's bytes to device dev (rx counted already). */
+/* Count a packet that arrived for dev over UDP; NULL (counted as
+ * malformed) if it came truncated, else the device's counters. */
+struct srd_net_counters *wire_rx_count(struct srd_wire *w,
+				       const struct srd_device *dev,
+				       const struct srd_udp_meta *m,
+				       size_t len);
 void wire_rx_deliver(struct srd_wire *w, struct srd_device *dev,
 		     const struct srd_udp_meta *m, bool id_known, uint8_t *buf,
 		     size_t len);

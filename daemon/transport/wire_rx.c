@@ -69,6 +69,22 @@ static void peek_bth(const uint8_t *buf, size_t len, uint32_t *qpn,
 	*qpn = be32toh(bth.qpn) & ROCE_QPN_MASK;
 }
 
+struct srd_net_counters *wire_rx_count(struct srd_wire *w,
+				       const struct srd_device *dev,
+				       const struct srd_udp_meta *m, size_t len)
+{
+	struct srd_net_counters *c = srd_net_dev_counters(w->d, dev);
+
+	c->rx_packets++;
+	c->rx_udp_packets++;
+	c->rx_bytes += len;
+	if (m->truncated) {
+		c->rx_malformed++;
+		return NULL;
+	}
+	return c;
+}
+
 void wire_udp_rx(void *arg, const struct srd_udp_meta *m, uint8_t *buf,
 		 size_t len)
 {
@@ -86,14 +102,9 @@ void wire_udp_rx(void *arg, const struct srd_udp_meta *m, uint8_t *buf,
 		srd_net_dev_counters(w->d, NULL)->rx_no_device++;
 		return;
 	}
-	c = srd_net_dev_counters(w->d, dev);
-	c->rx_packets++;
-	c->rx_udp_packets++;
-	c->rx_bytes += len;
-	if (m->truncated) {
-		c->rx_malformed++;
+	c = wire_rx_count(w, dev, m, len);
+	if (!c)
 		return;
-	}
 	if (w->udp && w->udp->cap && w->udp->capture_rx)
 		c->captured++;
 	if (w->slow &&
