@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "librdmacm/cma.h"
@@ -205,7 +206,11 @@ static int ds_src_addr(struct rsocket *rs, const struct sockaddr *dst,
 		    ? sin->sin_addr.s_addr != htonl(INADDR_ANY)
 		    : memcmp(&sin6->sin6_addr, &in6addr_any, 16))
 		return 0;
-	s = socket(dst->sa_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	/* Straight to the kernel: under an LD_PRELOAD library socket()
+	 * would make this probe a datagram rsocket, and route through us
+	 * again. */
+	s = (int)syscall(SYS_socket, dst->sa_family, SOCK_DGRAM | SOCK_CLOEXEC,
+			 0);
 	if (s < 0)
 		return -1;
 	ret = connect(s, dst, ds_addrlen(dst));

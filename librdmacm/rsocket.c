@@ -358,15 +358,21 @@ LIB_EXPORT ssize_t rwritev(int socket, const struct iovec *iov, int iovcnt)
 	return sendv(rs, iov, iovcnt, 0, NULL, 0);
 }
 
-static void copy_addr(struct sockaddr *dst, socklen_t *len,
-		      const struct sockaddr *src)
+/* As the kernel: a length of 0 copies nothing and reports the size, which
+ * rdma-core's preload library relies on (getsockname(fd, NULL, &zero)). */
+static int copy_addr(struct sockaddr *dst, socklen_t *len,
+		     const struct sockaddr *src)
 {
 	socklen_t size = src->sa_family == AF_INET6
 				 ? sizeof(struct sockaddr_in6)
 				 : sizeof(struct sockaddr_in);
 
-	memcpy(dst, src, *len < size ? *len : size);
+	if (!len || (!dst && *len))
+		return cma_err(EFAULT);
+	if (*len)
+		memcpy(dst, src, *len < size ? *len : size);
 	*len = size;
+	return 0;
 }
 
 LIB_EXPORT int rgetpeername(int socket, struct sockaddr *addr,
@@ -378,12 +384,9 @@ LIB_EXPORT int rgetpeername(int socket, struct sockaddr *addr,
 		return getpeername(socket, addr, addrlen);
 	if (rs->type == SOCK_DGRAM)
 		return getpeername(rs->udp_sock, addr, addrlen);
-	if (!addr || !addrlen)
-		return cma_err(EFAULT);
 	if (!(rs->state & (rs_connected | rs_disconnected | rs_opening)))
 		return cma_err(ENOTCONN);
-	copy_addr(addr, addrlen, rdma_get_peer_addr(rs->cm_id));
-	return 0;
+	return copy_addr(addr, addrlen, rdma_get_peer_addr(rs->cm_id));
 }
 
 LIB_EXPORT int rgetsockname(int socket, struct sockaddr *addr,
@@ -395,8 +398,5 @@ LIB_EXPORT int rgetsockname(int socket, struct sockaddr *addr,
 		return getsockname(socket, addr, addrlen);
 	if (rs->type == SOCK_DGRAM)
 		return getsockname(rs->udp_sock, addr, addrlen);
-	if (!addr || !addrlen)
-		return cma_err(EFAULT);
-	copy_addr(addr, addrlen, rdma_get_local_addr(rs->cm_id));
-	return 0;
+	return copy_addr(addr, addrlen, rdma_get_local_addr(rs->cm_id));
 }
