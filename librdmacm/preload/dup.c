@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+/* SPDX-License-Identifier: MIT */
 /*
  * Descriptor calls on app fds: duplicates share the rsocket (the last
  * close closes it), fcntl's flags go to the rsocket, fstat says socket.

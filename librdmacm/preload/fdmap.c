@@ -1,9 +1,8 @@
-// SPDX-License-Identifier: MIT
+/* SPDX-License-Identifier: MIT */
 /*
- * Which app fds are ours: a table indexed by fd, read without a lock on
- * every intercepted call (most of which are for other descriptors).
- * Slots change under the lock; the table only grows and keeps its old
- * arrays, which a reader may still be looking at.
+ * Which app fds are ours, read without a lock on every intercepted call
+ * (most of which are for other descriptors; common/fd_table.h), and the
+ * shared state behind each.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -12,72 +11,24 @@
 
 #include <rdma/rsocket.h>
 
+#include "common/fd_table.h"
 #include "preload.h"
 
-#define PL_TABLE_MIN 1024
-
-struct pl_table {
-	struct pl_table *prev;
-	int size;
-	_Atomic(struct pl_sock *) slot[];
-};
-
-static _Atomic(struct pl_table *) table;
-static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct srd_fd_table table = SRD_FD_TABLE_INIT;
 
 struct pl_sock *pl_lookup(int fd)
 {
-	struct pl_table *t = atomic_load_explicit(&table, memory_order_acquire);
-
-	if (!t || fd < 0 || fd >= t->size)
-		return NULL;
-	return atomic_load_explicit(&t->slot[fd], memory_order_acquire);
-}
-
-static int grow(int fd)
-{
-	struct pl_table *old = atomic_load(&table), *t;
-	int size = old ? old->size : PL_TABLE_MIN;
-
-	while (size <= fd)
-		size *= 2;
-	t = calloc(1, sizeof(*t) + (size_t)size * sizeof(t->slot[0]));
-	if (!t)
-		return -ENOMEM;
-	t->size = size;
-	t->prev = old;
-	for (int i = 0; old && i < old->size; i++)
-		atomic_store(&t->slot[i], atomic_load(&old->slot[i]));
-	atomic_store_explicit(&table, t, memory_order_release);
-	return 0;
+	return srd_fd_get(&table, fd);
 }
 
 int pl_set(int fd, struct pl_sock *s)
 {
-	struct pl_table *t;
-	int ret = 0;
-
-	pthread_mutex_lock(&table_lock);
-	t = atomic_load(&table);
-	if (!t || fd >= t->size)
-		ret = grow(fd);
-	if (!ret) {
-		t = atomic_load(&table);
-		atomic_store_explicit(&t->slot[fd], s, memory_order_release);
-	}
-	pthread_mutex_unlock(&table_lock);
-	return ret;
+	return srd_fd_set(&table, fd, s);
 }
 
 void pl_clear(int fd)
 {
-	struct pl_table *t;
-
-	pthread_mutex_lock(&table_lock);
-	t = atomic_load(&table);
-	if (t && fd >= 0 && fd < t->size)
-		atomic_store(&t->slot[fd], NULL);
-	pthread_mutex_unlock(&table_lock);
+	srd_fd_clear(&table, fd, NULL);
 }
 
 struct pl_sock *pl_sock_new(enum pl_kind kind, int rfd)

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+/* SPDX-License-Identifier: MIT */
 /*
  * RDMAV_FORK_SAFE=1: a forking server cannot hand an RDMA connection to
  * its child, so streams connect over TCP first and become rsockets on

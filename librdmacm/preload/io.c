@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+/* SPDX-License-Identifier: MIT */
 /* Data calls: an app fd of an rsocket reads and writes the rsocket. */
 #include <errno.h>
 #include <unistd.h>

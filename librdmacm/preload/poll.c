@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+/* SPDX-License-Identifier: MIT */
 /*
  * poll and select over app fds: when any of them is an rsocket the whole
  * set goes to rpoll (which polls the others through the kernel), with

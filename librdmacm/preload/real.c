@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+/* SPDX-License-Identifier: MIT */
 /*
  * The C library's socket calls behind the ones this library defines, and
  * the environment knobs rdma-core's preload library reads.

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+/* SPDX-License-Identifier: MIT */
 /*
  * Creating, connecting, closing and duplicating sockets, and their
  * options.  Only AF_INET and AF_INET6 stream (TCP) and datagram (UDP)
