@@ -342,6 +342,12 @@ int rs_get_cq_event(struct rsocket *rs);
 bool rs_can_send(struct rsocket *rs);
 bool rs_conn_can_send(struct rsocket *rs);
 bool rs_conn_can_send_ctrl(struct rsocket *rs);
+/* Wait (unless non-blocking) until a send may go: 0, or -1 with errno
+ * (ECONNRESET if the connection stopped being writable meanwhile). */
+int rs_wait_send(struct rsocket *rs, int flags);
+/* The size of the next transfer of a send with left bytes to go: small
+ * first, doubling from *olen, within what the send buffer holds. */
+uint32_t rs_next_xfer(struct rsocket *rs, uint32_t *olen, size_t left);
 bool rs_have_rdata(struct rsocket *rs);
 bool rs_conn_have_rdata(struct rsocket *rs);
 bool rs_conn_all_sends_done(struct rsocket *rs);

@@ -451,6 +451,35 @@ bool rs_conn_can_send(struct rsocket *rs)
 	return rs_can_send(rs) || !(rs->state & rs_writable);
 }
 
+int rs_wait_send(struct rsocket *rs, int flags)
+{
+	int ret;
+
+	if (rs_can_send(rs))
+		return 0;
+	ret = rs_get_comp(rs, rs_nonblocking(rs, flags), rs_conn_can_send);
+	if (ret)
+		return ret;
+	return (rs->state & rs_writable) ? 0 : cma_err(ECONNRESET);
+}
+
+uint32_t rs_next_xfer(struct rsocket *rs, uint32_t *olen, size_t left)
+{
+	uint32_t xfer;
+
+	/* Small first, growing: the peer starts on the data early. */
+	if (*olen < left) {
+		xfer = *olen;
+		if (*olen < RS_MAX_TRANSFER)
+			*olen <<= 1;
+	} else {
+		xfer = (uint32_t)left;
+	}
+	if (xfer > (uint32_t)rs->sbuf_bytes_avail)
+		xfer = (uint32_t)rs->sbuf_bytes_avail;
+	return xfer;
+}
+
 bool rs_conn_can_send_ctrl(struct rsocket *rs)
 {
 	return rs_ctrl_avail(rs) || !(rs->state & rs_connected);
@@ -522,26 +551,10 @@ ssize_t rs_sendv(struct rsocket *rs, const struct iovec *iov, int iovcnt,
 	for (; left; left -= xfer) {
 		int nsge;
 
-		if (!rs_can_send(rs)) {
-			ret = rs_get_comp(rs, rs_nonblocking(rs, flags),
-					  rs_conn_can_send);
-			if (ret)
-				break;
-			if (!(rs->state & rs_writable)) {
-				ret = cma_err(ECONNRESET);
-				break;
-			}
-		}
-		/* Small first, growing: the peer starts on the data early. */
-		if (olen < left) {
-			xfer = olen;
-			if (olen < RS_MAX_TRANSFER)
-				olen <<= 1;
-		} else {
-			xfer = (uint32_t)left;
-		}
-		if (xfer > (uint32_t)rs->sbuf_bytes_avail)
-			xfer = (uint32_t)rs->sbuf_bytes_avail;
+		ret = rs_wait_send(rs, flags);
+		if (ret)
+			break;
+		xfer = rs_next_xfer(rs, &olen, left);
 		if (xfer > rs->target_sgl[rs->target_sge].length)
 			xfer = rs->target_sgl[rs->target_sge].length;
 		nsge = rs_stage_iov(rs, &cur, xfer, sgl);

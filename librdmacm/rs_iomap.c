@@ -175,16 +175,9 @@ int rs_send_iomaps(struct rsocket *rs, int flags)
 	while (!list_empty(&rs->iomap_queue)) {
 		struct rs_iomap_mr *m;
 
-		if (!rs_can_send(rs)) {
-			ret = rs_get_comp(rs, rs_nonblocking(rs, flags),
-					  rs_conn_can_send);
-			if (ret)
-				break;
-			if (!(rs->state & rs_writable)) {
-				ret = cma_err(ECONNRESET);
-				break;
-			}
-		}
+		ret = rs_wait_send(rs, flags);
+		if (ret)
+			break;
 		m = list_entry(rs->iomap_queue.n.next, struct rs_iomap_mr,
 			       node);
 		ret = rs_write_iomap(rs, m);
@@ -247,25 +240,10 @@ LIB_EXPORT size_t riowrite(int socket, const void *buf, size_t count,
 				break;
 			}
 		}
-		if (!rs_can_send(rs)) {
-			ret = rs_get_comp(rs, rs_nonblocking(rs, flags),
-					  rs_conn_can_send);
-			if (ret)
-				break;
-			if (!(rs->state & rs_writable)) {
-				ret = cma_err(ECONNRESET);
-				break;
-			}
-		}
-		if (olen < left) {
-			xfer = olen;
-			if (olen < RS_MAX_TRANSFER)
-				olen <<= 1;
-		} else {
-			xfer = (uint32_t)left;
-		}
-		if (xfer > (uint32_t)rs->sbuf_bytes_avail)
-			xfer = (uint32_t)rs->sbuf_bytes_avail;
+		ret = rs_wait_send(rs, flags);
+		if (ret)
+			break;
+		xfer = rs_next_xfer(rs, &olen, left);
 		end = iom->offset + iom->sge.length;
 		if (xfer > end - off)
 			xfer = (uint32_t)(end - off);
