@@ -99,3 +99,30 @@ int devs_parse(const struct dev_list *l, const char *arg,
 	}
 	return 0;
 }
+
+int devs_show_each(const char *arg, devs_show_fn fn, const char *what)
+{
+	const struct srd_admin_dev_info *one = NULL;
+	struct dev_list l;
+	int err = 0;
+
+	if (conn_open() || devs_fetch(&l))
+		return EXIT_FAILED;
+	if (arg && devs_parse(&l, arg, &one)) {
+		devs_free(&l);
+		return EXIT_FAILED;
+	}
+	out_begin();
+	for (unsigned int i = 0; i < l.n && !err; i++) {
+		const struct srd_admin_dev_info *di = &l.dev[i];
+
+		/* Removed devices (contexts still open) only with -d. */
+		if (one ? di != one
+			: (di->flags & SRD_ADMIN_DEV_F_REMOVED) && !opt.details)
+			continue;
+		err = fn(&l, di);
+	}
+	out_end();
+	devs_free(&l);
+	return err ? fail_errno(err, what) : EXIT_OK;
+}

@@ -54,7 +54,8 @@ static void show_gids(const struct srd_admin_dev_info *di)
 	out_list_close();
 }
 
-static void show_link(const struct srd_admin_dev_info *di)
+static int show_link(const struct dev_list *l,
+		     const struct srd_admin_dev_info *di)
 {
 	char name[SRD_DEV_NAME_MAX + 8];
 
@@ -80,37 +81,14 @@ static void show_link(const struct srd_admin_dev_info *di)
 		show_gids(di);
 	}
 	out_obj_close();
+	return 0;
 }
 
 static int link_show(int argc, char **argv)
 {
-	const struct srd_admin_dev_info *one = NULL;
-	struct dev_list l;
-	int ret = EXIT_OK;
-
 	if (argc > 1)
 		return usage_error("link show: too many arguments");
-	if (conn_open())
-		return EXIT_FAILED;
-	if (devs_fetch(&l))
-		return EXIT_FAILED;
-	if (argc == 1 && devs_parse(&l, argv[0], &one)) {
-		ret = EXIT_FAILED;
-		goto out;
-	}
-	out_begin();
-	for (unsigned int i = 0; i < l.n; i++) {
-		const struct srd_admin_dev_info *di = &l.dev[i];
-
-		if (one ? di != one
-			: (di->flags & SRD_ADMIN_DEV_F_REMOVED) && !opt.details)
-			continue;
-		show_link(di);
-	}
-	out_end();
-out:
-	devs_free(&l);
-	return ret;
+	return devs_show_each(argc ? argv[0] : NULL, show_link, "link show");
 }
 
 static int link_add(int argc, char **argv)
@@ -210,7 +188,8 @@ int cmd_link(int argc, char **argv)
 	return usage_error("link: unknown command \"%s\"", argv[0]);
 }
 
-static void show_dev(const struct srd_admin_dev_info *di)
+static int show_dev(const struct dev_list *l,
+		    const struct srd_admin_dev_info *di)
 {
 	char g[32], sg[32];
 
@@ -235,14 +214,11 @@ static void show_dev(const struct srd_admin_dev_info *di)
 			out_bool("removed", " removed", true);
 	}
 	out_obj_close();
+	return 0;
 }
 
 int cmd_dev(int argc, char **argv)
 {
-	const struct srd_admin_dev_info *one = NULL;
-	struct dev_list l;
-	int ret = EXIT_OK;
-
 	if (argc && matches(argv[0], "help")) {
 		dev_usage(stdout);
 		return EXIT_OK;
@@ -253,25 +229,5 @@ int cmd_dev(int argc, char **argv)
 	}
 	if (argc > 2)
 		return usage_error("dev show: too many arguments");
-	if (conn_open())
-		return EXIT_FAILED;
-	if (devs_fetch(&l))
-		return EXIT_FAILED;
-	if (argc == 2 && devs_parse(&l, argv[1], &one)) {
-		ret = EXIT_FAILED;
-		goto out;
-	}
-	out_begin();
-	for (unsigned int i = 0; i < l.n; i++) {
-		const struct srd_admin_dev_info *di = &l.dev[i];
-
-		if (one ? di != one
-			: (di->flags & SRD_ADMIN_DEV_F_REMOVED) && !opt.details)
-			continue;
-		show_dev(di);
-	}
-	out_end();
-out:
-	devs_free(&l);
-	return ret;
+	return devs_show_each(argc == 2 ? argv[1] : NULL, show_dev, "dev show");
 }

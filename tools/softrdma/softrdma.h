@@ -64,6 +64,16 @@ const char *devs_name(const struct dev_list *l, uint32_t index);
  */
 int devs_parse(const struct dev_list *l, const char *arg,
 	       const struct srd_admin_dev_info **out);
+/*
+ * For `show` commands: fetch the devices and call fn for the one named by
+ * arg ("DEV" or "DEV/PORT"), or for every live one if arg is NULL (removed
+ * ones too with -d), inside one output listing.  fn returns 0 or -errno,
+ * which stops the listing and is reported as a failure of what.  Returns
+ * the exit code.
+ */
+typedef int (*devs_show_fn)(const struct dev_list *l,
+			    const struct srd_admin_dev_info *di);
+int devs_show_each(const char *arg, devs_show_fn fn, const char *what);
 
 /* --- out.c: text or JSON ---------------------------------------------------- */
 /*

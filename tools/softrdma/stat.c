@@ -65,33 +65,11 @@ static int show_dev(const struct dev_list *l,
 
 static int show_links(int argc, char **argv)
 {
-	const struct srd_admin_dev_info *one = NULL;
-	struct dev_list l;
-	int ret = EXIT_OK, err = 0;
-
 	if (argc == 1 || argc > 2 || (argc == 2 && strcmp(argv[0], "link")))
 		return usage_error("statistic show: expected \"link DEV\" or "
 				   "\"qp QPN\"");
-	if (conn_open() || devs_fetch(&l))
-		return EXIT_FAILED;
-	if (argc == 2 && devs_parse(&l, argv[1], &one)) {
-		devs_free(&l);
-		return EXIT_FAILED;
-	}
-	out_begin();
-	for (unsigned int i = 0; i < l.n && !err; i++) {
-		const struct srd_admin_dev_info *di = &l.dev[i];
-
-		if (one ? di != one
-			: (di->flags & SRD_ADMIN_DEV_F_REMOVED) && !opt.details)
-			continue;
-		err = show_dev(&l, di);
-	}
-	out_end();
-	if (err)
-		ret = fail_errno(err, "reading counters");
-	devs_free(&l);
-	return ret;
+	return devs_show_each(argc == 2 ? argv[1] : NULL, show_dev,
+			      "reading counters");
 }
 
 static int show_qp(int argc, char **argv)
