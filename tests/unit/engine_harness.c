@@ -218,9 +218,12 @@ void eh_connect(struct eh *h, struct eh_qp *q, uint32_t dest_qpn,
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTR;
 	fill_av(h, &a.ah_attr);
+	if (c->dgid)
+		a.ah_attr.grh.dgid = *c->dgid;
+	a.ah_attr.grh.sgid_index = c->sgid_index;
 	a.path_mtu = c->mtu ? c->mtu : IBV_MTU_1024;
 	a.dest_qp_num = dest_qpn;
-	a.rq_psn = psn_of(dest_qpn);
+	a.rq_psn = c->has_rq_psn ? c->rq_psn : psn_of(dest_qpn);
 	mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
 	       IBV_QP_RQ_PSN;
 	if (rc) {

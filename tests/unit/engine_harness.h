@@ -59,6 +59,11 @@ struct eh_conn {
 	uint8_t max_rd_atomic;	/* 16 */
 	int max_dest_rd_atomic; /* 16; -1 for 0 */
 	bool no_access;		/* qp_access_flags 0 */
+	/* A peer outside the device (packets the test makes itself): */
+	const union ibv_gid *dgid; /* the device's GID 0 */
+	uint8_t sgid_index;	   /* 0 */
+	bool has_rq_psn; /* rq_psn below, else one made from the QPN */
+	uint32_t rq_psn;
 };
 
 void eh_init(struct eh *h);

@@ -170,49 +170,15 @@ static const struct srd_tp_counters *qpc(struct eh_qp *q)
 
 static void rc_server(struct eh_qp *q, uint32_t client_qpn)
 {
-	struct ibv_qp_attr a;
-	uint8_t raw[16];
+	union ibv_gid client;
+	struct eh_conn c = { .dgid = &client,
+			     .sgid_index = gid_index,
+			     .has_rq_psn = true,
+			     .rq_psn = PSN0 };
 
+	v4mapped(CLIENT, client.raw);
 	eh_qp(&h, h.pd, IBV_QPT_RC, &cq, &cq, NULL, NULL, false, q);
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_INIT;
-	a.port_num = 1;
-	a.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-			    IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
-	T_EQ(eh_modify(&h, q, &a,
-		       IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-			       IBV_QP_ACCESS_FLAGS),
-	     0);
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.port_num = 1;
-	v4mapped(CLIENT, raw);
-	memcpy(a.ah_attr.grh.dgid.raw, raw, 16);
-	a.ah_attr.grh.sgid_index = gid_index;
-	a.ah_attr.grh.hop_limit = 64;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = client_qpn;
-	a.rq_psn = PSN0;
-	a.max_dest_rd_atomic = 16;
-	a.min_rnr_timer = 1;
-	T_EQ(eh_modify(&h, q, &a,
-		       IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-			       IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-			       IBV_QP_MAX_DEST_RD_ATOMIC |
-			       IBV_QP_MIN_RNR_TIMER),
-	     0);
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = 0x777;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 16;
-	T_EQ(eh_modify(&h, q, &a,
-		       IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
-			       IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-			       IBV_QP_MAX_QP_RD_ATOMIC),
-	     0);
+	eh_connect(&h, q, client_qpn, &c);
 }
 
 static void setup(const char *pcap_out)
@@ -494,7 +460,7 @@ static void ghost_acks(void)
 		srd_pkt_init(&p, i == 3 ? ROCE_RC_READ_RESPONSE_ONLY
 					: ROCE_RC_ACKNOWLEDGE);
 		p.qpn = rc.qpn;
-		p.psn = (0x777 + i - 1) & 0xffffff;
+		p.psn = (rc.qp->attr.sq_psn + i - 1) & 0xffffff;
 		p.aeth.syndrome = i == 1   ? ROCE_AETH_NAK | ROCE_NAK_REM_ACCESS
 				  : i == 2 ? ROCE_AETH_NAK | ROCE_NAK_PSN_SEQ
 					   : ROCE_AETH_CREDITS_INVALID;

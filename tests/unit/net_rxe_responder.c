@@ -136,8 +136,11 @@ struct run {
 static void setup(struct run *r, const char *pcap_out)
 {
 	struct srd_device *dev;
-	struct ibv_qp_attr a;
 	uint8_t raw[16] = { [10] = 0xff, [11] = 0xff };
+	union ibv_gid client;
+	struct eh_conn c = { .dgid = &client,
+			     .has_rq_psn = true,
+			     .rq_psn = r->first_psn };
 
 	memset(&srd_net_cfg, 0, sizeof(srd_net_cfg));
 	srd_net_cfg.udp = true;
@@ -150,6 +153,7 @@ static void setup(struct run *r, const char *pcap_out)
 	inet_pton(AF_INET, SERVER, raw + 12);
 	T_CHECK(dev->port.gid_count < SRD_MAX_GIDS);
 	r->gid_index = dev->port.gid_count++;
+	c.sgid_index = r->gid_index;
 	memcpy(dev->port.gid[r->gid_index].raw, raw, 16);
 	dev->port.gid_valid[r->gid_index] = true;
 
@@ -161,47 +165,9 @@ static void setup(struct run *r, const char *pcap_out)
 	eh_mr(&r->h, r->h.pd, 64 * 4096, IBV_ACCESS_LOCAL_WRITE, &r->rbuf);
 	eh_qp(&r->h, r->h.pd, IBV_QPT_RC, &r->cq, &r->cq, NULL, NULL, false,
 	      &r->qp);
-
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_INIT;
-	a.port_num = 1;
-	a.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-			    IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
-	T_EQ(eh_modify(&r->h, &r->qp, &a,
-		       IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-			       IBV_QP_ACCESS_FLAGS),
-	     0);
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.port_num = 1;
-	raw[12] = 0;
 	inet_pton(AF_INET, CLIENT, raw + 12);
-	memcpy(a.ah_attr.grh.dgid.raw, raw, 16);
-	a.ah_attr.grh.sgid_index = r->gid_index;
-	a.ah_attr.grh.hop_limit = 64;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = r->client_qpn;
-	a.rq_psn = r->first_psn;
-	a.max_dest_rd_atomic = 16;
-	a.min_rnr_timer = 1;
-	T_EQ(eh_modify(&r->h, &r->qp, &a,
-		       IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-			       IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-			       IBV_QP_MAX_DEST_RD_ATOMIC |
-			       IBV_QP_MIN_RNR_TIMER),
-	     0);
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = 0x123;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 16;
-	T_EQ(eh_modify(&r->h, &r->qp, &a,
-		       IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
-			       IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-			       IBV_QP_MAX_QP_RD_ATOMIC),
-	     0);
+	memcpy(client.raw, raw, 16);
+	eh_connect(&r->h, &r->qp, r->client_qpn, &c);
 	/* Receive WQEs for SENDs, one page each. */
 	for (int i = 0; i < 64; i++) {
 		struct srd_sge s = eh_sge(&r->rbuf, (size_t)i * 4096, 4096);
