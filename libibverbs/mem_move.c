@@ -53,40 +53,41 @@ struct parked_job {
 
 /*
  * Is the caller blocked in FUTEX_WAIT on pj->done?  Then it writes nothing
- * on its stack until it is woken.  /proc/self/task/TID/syscall names the
- * system call a blocked thread is in and its arguments.
+ * on its stack until it is woken.  fd is /proc/self/task/TID/syscall,
+ * which names the system call a blocked thread is in and its arguments.
  */
-static bool caller_parked(const struct parked_job *pj)
+static bool caller_parked(const struct parked_job *pj, int fd)
 {
-	char path[64], buf[128];
 	unsigned long nr, arg0;
-	ssize_t n;
-	int fd;
+	char buf[128];
+	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
 
-	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall",
-		 (int)pj->caller);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
 	if (n <= 0)
 		return false;
 	buf[n] = '\0';
-	if (sscanf(buf, "%lu %lx", &nr, &arg0) != 2)
-		return false;
-	return nr == SYS_futex && arg0 == (uintptr_t)&pj->done;
+	return sscanf(buf, "%lu %lx", &nr, &arg0) == 2 && nr == SYS_futex &&
+	       arg0 == (uintptr_t)&pj->done;
 }
 
 static void *job_thread(void *arg)
 {
 	struct parked_job *pj = arg;
+	char path[64];
+	int fd;
 
 	/* Until the caller sleeps in the kernel it may still be returning
 	 * from pthread_create (writing its stack): wait for that, a while
-	 * at most (no procfs: go on after the wait, as before). */
-	for (int i = 0; i < 20000 && !caller_parked(pj); i++)
+	 * at most.  Without procfs all that can be done is let it run. */
+	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall",
+		 (int)pj->caller);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	for (int i = 0; i < (fd >= 0 ? 20000 : 100); i++) {
+		if (fd >= 0 && caller_parked(pj, fd))
+			break;
 		sched_yield();
+	}
+	if (fd >= 0)
+		close(fd);
 	pj->j->ret = pj->j->fn(pj->j);
 	atomic_store_explicit(&pj->done, 1, memory_order_release);
 	syscall(SYS_futex, &pj->done, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
