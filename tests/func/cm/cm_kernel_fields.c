@@ -17,12 +17,11 @@
 #include "common/roce.h"
 #include "daemon/cm/cm.h"
 #include "daemon/net/pcap.h"
-#include "tests/unit/t_core.h"
+#include "tests/func/cm/t_cm_core.h"
 
 #define MAX_MADS 16
 
 static struct t_core t;
-static struct srd_rep rp;
 static struct cm_msg ours[MAX_MADS], theirs[MAX_MADS];
 static unsigned int nours, ntheirs;
 static uint32_t sq_seen;
@@ -48,28 +47,13 @@ static void collect(void)
 
 static void pump(void)
 {
-	for (int i = 0; i < 64; i++) {
-		uint64_t now = srd_now_ns();
-
-		collect();
-		bool work = engine_progress(&t.d, now);
-
-		if (!cm_progress(&t.d, now) && !work)
-			return;
-	}
+	tc_pump(&t);
 }
 
 static int cmd(uint32_t op, const void *req, uint32_t len, void *rep,
 	       size_t rep_len)
 {
-	int ret = t_core_cmd(t.c, op, req, len, NULL, 0, &rp);
-
-	for (int i = 0; i < rp.nfds; i++)
-		close(rp.fds[i]);
-	if (!ret && rep)
-		memcpy(rep, rp.data, rep_len < rp.len ? rep_len : rp.len);
-	pump();
-	return ret;
+	return tc_cmd(&t, t.c, op, req, len, rep, rep_len);
 }
 
 static uint32_t next_event(uint32_t want)
@@ -84,26 +68,15 @@ static uint32_t next_event(uint32_t want)
 
 static uint32_t new_id(void)
 {
-	struct srd_cm_create_id_req req = { .ps = RDMA_PS_TCP,
-					    .qp_type = IBV_QPT_RC };
-	struct srd_handle_rep rep;
-
-	T_EQ(cmd(SRD_CMD_CM_CREATE_ID, &req, sizeof(req), &rep, sizeof(rep)),
-	     0);
-	return rep.handle;
+	return tc_new_id(&t, t.c, RDMA_PS_TCP, IBV_QPT_RC);
 }
 
+/* 127.0.0.1:port */
 static void sin_set(struct sockaddr_storage *ss, uint16_t port)
 {
-	struct sockaddr_in *sin = (struct sockaddr_in *)ss;
-
-	memset(ss, 0, sizeof(*ss));
-	sin->sin_family = AF_INET;
-	sin->sin_port = htons(port);
-	sin->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	tc_sin(ss, "127.0.0.1", port);
 }
 
-/* A connection as rping makes one, and its end. */
 static void run_ours(void)
 {
 	struct srd_cm_bind_req bind = { 0 };
@@ -243,6 +216,8 @@ int main(void)
 	T_EQ(ret, 0);
 	T_EQ(ntheirs, 5);
 	t_core_init(&t);
+	/* Every MAD QP1 posts is taken as soon as it is posted. */
+	tc_each_pass = collect;
 	run_ours();
 	T_EQ(nours, 5);
 	for (unsigned int i = 0; i < 5; i++) {

@@ -14,33 +14,18 @@
 #include <unistd.h>
 
 #include "daemon/cm/cm.h"
-#include "tests/unit/t_core.h"
+#include "tests/func/cm/t_cm_core.h"
 
 static struct t_core t;
-static struct srd_rep rp;
-
 static void pump(void)
 {
-	for (int i = 0; i < 64; i++) {
-		uint64_t now = srd_now_ns();
-		bool work = engine_progress(&t.d, now);
-
-		if (!cm_progress(&t.d, now) && !work)
-			return;
-	}
+	tc_pump(&t);
 }
 
 static int cmd(uint32_t op, const void *req, uint32_t len, void *rep,
 	       size_t rep_len)
 {
-	int ret = t_core_cmd(t.c, op, req, len, NULL, 0, &rp);
-
-	for (int i = 0; i < rp.nfds; i++)
-		close(rp.fds[i]);
-	if (!ret && rep)
-		memcpy(rep, rp.data, rep_len < rp.len ? rep_len : rp.len);
-	pump();
-	return ret;
+	return tc_cmd(&t, t.c, op, req, len, rep, rep_len);
 }
 
 static struct srd_cm_event_rep next_event(uint32_t event)
@@ -54,23 +39,7 @@ static struct srd_cm_event_rep next_event(uint32_t event)
 
 static uint32_t new_id(void)
 {
-	struct srd_cm_create_id_req req = { .ps = RDMA_PS_TCP,
-					    .qp_type = IBV_QPT_RC };
-	struct srd_handle_rep rep;
-
-	T_EQ(cmd(SRD_CMD_CM_CREATE_ID, &req, sizeof(req), &rep, sizeof(rep)),
-	     0);
-	return rep.handle;
-}
-
-static void sin_set(struct sockaddr_storage *ss, const char *ip, uint16_t port)
-{
-	struct sockaddr_in *sin = (struct sockaddr_in *)ss;
-
-	memset(ss, 0, sizeof(*ss));
-	sin->sin_family = AF_INET;
-	sin->sin_port = htons(port);
-	T_CHECK(inet_pton(AF_INET, ip, &sin->sin_addr) == 1);
+	return tc_new_id(&t, t.c, RDMA_PS_TCP, IBV_QPT_RC);
 }
 
 static void connect_to(uint32_t h, const char *ip, uint16_t port, uint32_t qpn)
@@ -79,7 +48,7 @@ static void connect_to(uint32_t h, const char *ip, uint16_t port, uint32_t qpn)
 	struct srd_cm_resolve_route_req rr = { .handle = h };
 	struct srd_cm_connect_req req = { .handle = h };
 
-	sin_set(&ra.dst, ip, port);
+	tc_sin(&ra.dst, ip, port);
 	T_EQ(cmd(SRD_CMD_CM_RESOLVE_ADDR, &ra, sizeof(ra), NULL, 0), 0);
 	next_event(RDMA_CM_EVENT_ADDR_RESOLVED);
 	T_EQ(cmd(SRD_CMD_CM_RESOLVE_ROUTE, &rr, sizeof(rr), NULL, 0), 0);
@@ -119,7 +88,7 @@ int main(void)
 	/* An established connection: client QPN 0x123, server 0x456. */
 	lh = new_id();
 	bind.handle = lh;
-	sin_set(&bind.addr, "127.0.0.1", 5000);
+	tc_sin(&bind.addr, "127.0.0.1", 5000);
 	T_EQ(cmd(SRD_CMD_CM_BIND, &bind, sizeof(bind), NULL, 0), 0);
 	lr.handle = lh;
 	T_EQ(cmd(SRD_CMD_CM_LISTEN, &lr, sizeof(lr), NULL, 0), 0);

@@ -22,35 +22,20 @@
 
 #include "daemon/cm/cm.h"
 #include "daemon/net/net.h"
-#include "tests/unit/t_core.h"
+#include "tests/func/cm/t_cm_core.h"
 
 #define MS 1000000ull
 
 static struct t_core t;
-static struct srd_rep rp;
-
 static void pump(void)
 {
-	for (int i = 0; i < 64; i++) {
-		uint64_t now = srd_now_ns();
-		bool work = engine_progress(&t.d, now);
-
-		if (!cm_progress(&t.d, now) && !work)
-			return;
-	}
+	tc_pump(&t);
 }
 
 static int cmd(struct srd_client *c, uint32_t op, const void *req, uint32_t len,
 	       void *rep, size_t rep_len)
 {
-	int ret = t_core_cmd(c, op, req, len, NULL, 0, &rp);
-
-	for (int i = 0; i < rp.nfds; i++)
-		close(rp.fds[i]);
-	if (!ret && rep)
-		memcpy(rep, rp.data, rep_len < rp.len ? rep_len : rp.len);
-	pump();
-	return ret;
+	return tc_cmd(&t, c, op, req, len, rep, rep_len);
 }
 
 static void expect_event(struct srd_client *c, uint32_t handle, uint32_t event,
@@ -72,22 +57,7 @@ static void no_event(struct srd_client *c)
 
 static uint32_t new_id(struct srd_client *c, uint32_t ps, uint32_t qp_type)
 {
-	struct srd_cm_create_id_req req = { .ps = ps, .qp_type = qp_type };
-	struct srd_handle_rep rep;
-
-	T_EQ(cmd(c, SRD_CMD_CM_CREATE_ID, &req, sizeof(req), &rep, sizeof(rep)),
-	     0);
-	return rep.handle;
-}
-
-static void sin_set(struct sockaddr_storage *ss, const char *ip, uint16_t port)
-{
-	struct sockaddr_in *sin = (struct sockaddr_in *)ss;
-
-	memset(ss, 0, sizeof(*ss));
-	sin->sin_family = AF_INET;
-	sin->sin_port = htons(port);
-	T_CHECK(inet_pton(AF_INET, ip, &sin->sin_addr) == 1);
+	return tc_new_id(&t, c, ps, qp_type);
 }
 
 static void resolve(struct srd_client *c, uint32_t h, const char *ip,
@@ -96,7 +66,7 @@ static void resolve(struct srd_client *c, uint32_t h, const char *ip,
 	struct srd_cm_resolve_addr_req ra = { .handle = h };
 	struct srd_cm_resolve_route_req rr = { .handle = h };
 
-	sin_set(&ra.dst, ip, port);
+	tc_sin(&ra.dst, ip, port);
 	T_EQ(cmd(c, SRD_CMD_CM_RESOLVE_ADDR, &ra, sizeof(ra), NULL, 0), 0);
 	expect_event(c, h, RDMA_CM_EVENT_ADDR_RESOLVED, 0);
 	T_EQ(cmd(c, SRD_CMD_CM_RESOLVE_ROUTE, &rr, sizeof(rr), NULL, 0), 0);
@@ -229,7 +199,7 @@ int main(void)
 	/* A slow server: the repeated REQ is answered with an MRA. */
 	lh = new_id(c, RDMA_PS_TCP, IBV_QPT_RC);
 	bind.handle = lh;
-	sin_set(&bind.addr, "127.0.0.1", 5000);
+	tc_sin(&bind.addr, "127.0.0.1", 5000);
 	T_EQ(cmd(c, SRD_CMD_CM_BIND, &bind, sizeof(bind), NULL, 0), 0);
 	lr.handle = lh;
 	T_EQ(cmd(c, SRD_CMD_CM_LISTEN, &lr, sizeof(lr), NULL, 0), 0);
