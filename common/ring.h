@@ -164,7 +164,10 @@ struct srd_cq_ctl {
 	/* Written by the library (atomic or), exchanged to 0 by the daemon
 	 * when it signals the completion channel. */
 	_Alignas(SRD_CACHELINE) uint32_t arm;
-	_Alignas(SRD_CACHELINE) uint32_t rsvd;
+	/* A futex word: the library sets it to 1 and waits on it (FUTEX_WAIT,
+	 * shared) while it expects a completion; the daemon exchanges it to 0
+	 * and wakes the waiters after writing a CQE. */
+	_Alignas(SRD_CACHELINE) uint32_t sleep;
 };
 static_assert(sizeof(struct srd_cq_ctl) == 192, "cq ctl layout");
 

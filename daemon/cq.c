@@ -5,11 +5,14 @@
  * with no producer index and no system call.
  */
 #include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "common/dump.h"
@@ -218,12 +221,17 @@ static void cq_trace(struct srd_cq *cq, uint32_t idx, const struct srd_cqe *e)
 static void cq_notify(struct srd_cq *cq, const struct srd_cqe *e)
 {
 	_Atomic uint32_t *arm = (_Atomic uint32_t *)&cq->ctl->arm;
+	_Atomic uint32_t *sleeper = (_Atomic uint32_t *)&cq->ctl->sleep;
 	struct srd_comp_event ev = { .cq_user_handle = cq->user_handle };
 	uint32_t a;
 
-	/* Pairs with the library's fence between arming and its last poll:
-	 * either it sees this CQE or the daemon sees the arm bit. */
+	/* Pairs with the library's fences between arming (or announcing a
+	 * sleeper) and its last poll: either it sees this CQE or the daemon
+	 * sees the arm bit (the sleep word). */
 	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(sleeper, memory_order_relaxed) &&
+	    atomic_exchange_explicit(sleeper, 0, memory_order_relaxed))
+		syscall(SYS_futex, sleeper, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 	a = atomic_load_explicit(arm, memory_order_relaxed);
 	if (!(a & SRD_CQ_ARM_NEXT) &&
 	    !((a & SRD_CQ_ARM_SOLICITED) &&

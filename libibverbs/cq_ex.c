@@ -54,10 +54,11 @@ static int start_poll(struct ibv_cq_ex *c, struct ibv_poll_cq_attr *attr)
 	ret = load_cur(cq);
 	if (!ret) {
 		cq->empty_polls = 0;
+		cq->idle_since = 0;
 	} else if (++cq->empty_polls >= SRD_EMPTY_POLLS_YIELD) {
 		cq->empty_polls = 0;
 		pthread_spin_unlock(&cq->lock);
-		srd_poll_yield();
+		srd_poll_idle(cq);
 		return ret;
 	} else {
 		pthread_spin_unlock(&cq->lock);

@@ -102,10 +102,15 @@ struct srd_cq {
 	/* ibv_cq_ex polling: the CQE being read, if any. */
 	const struct srd_cqe *cur;
 	uint32_t empty_polls; /* in a row, to yield the CPU now and then */
+	uint64_t idle_since;  /* ns: when polls began to come back empty */
 };
 
 /* Empty polls in a row after which a poller yields the CPU. */
 #define SRD_EMPTY_POLLS_YIELD 16
+/* Empty for this long with a send completion due: sleep on the CQ. */
+#define SRD_POLL_SPIN_NS 50000u
+/* The longest one empty poll sleeps. */
+#define SRD_POLL_SLEEP_NS 1000000
 
 static inline struct srd_cq *to_cq(struct ibv_cq *c)
 {
@@ -124,7 +129,20 @@ struct srd_wq {
 	uint32_t max_inline;
 	uint32_t head;	       /* private producer index */
 	_Atomic uint32_t tail; /* completed: slots below are free */
+	/* One past the newest signaled send WQE: sig_next as written,
+	 * sig_head once published (read by pollers deciding to sleep). */
+	uint32_t sig_next;
+	_Atomic uint32_t sig_head;
 };
+
+/* After publishing up to wq->head: a signaled WQE written by a post that
+ * failed later lies beyond head and is not announced. */
+static inline void srd_wq_publish_signaled(struct srd_wq *wq)
+{
+	if ((int32_t)(wq->head - wq->sig_next) >= 0)
+		atomic_store_explicit(&wq->sig_head, wq->sig_next,
+				      memory_order_relaxed);
+}
 
 static inline void *srd_wq_slot(struct srd_wq *wq, uint32_t idx)
 {
@@ -223,7 +241,8 @@ int srd_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
 int srd_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc);
 int srd_req_notify_cq(struct ibv_cq *cq, int solicited_only);
 void srd_ring_doorbell(struct srd_context *ctx);
-void srd_poll_yield(void);
+/* An empty poll of cq came back SRD_EMPTY_POLLS_YIELD times in a row. */
+void srd_poll_idle(struct srd_cq *cq);
 /* Account a completed WQE of a QP's SQ or RQ, found by number. */
 void srd_cqe_retire(struct srd_context *ctx, const struct srd_cqe *cqe);
 

@@ -3,8 +3,13 @@
  * Polling a CQ: CQEs are valid by their owner bit, so no producer index
  * and no system call.  Also arming the CQ and ringing the doorbell.
  */
+#include <linux/futex.h>
 #include <sched.h>
+#include <stdbool.h>
+#include <stdatomic.h>
 #include <stdlib.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "libibverbs/ibverbs.h"
@@ -79,10 +84,11 @@ int srd_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 		/* Tell the daemon these slots are free again. */
 		__atomic_store_n(&cq->ctl->cons, cons, __ATOMIC_RELEASE);
 		cq->empty_polls = 0;
+		cq->idle_since = 0;
 	} else if (++cq->empty_polls >= SRD_EMPTY_POLLS_YIELD) {
 		cq->empty_polls = 0;
 		pthread_spin_unlock(&cq->lock);
-		srd_poll_yield();
+		srd_poll_idle(cq);
 		return 0;
 	}
 	pthread_spin_unlock(&cq->lock);
@@ -115,9 +121,127 @@ static int poll_yield_enabled(void)
 	return on;
 }
 
-void srd_poll_yield(void)
+static uint64_t mono_ns(void)
 {
-	if (poll_yield_enabled())
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* SOFTRDMA_POLL_SPIN_US / SOFTRDMA_POLL_SLEEP_US, in ns, once. */
+static uint64_t env_ns(const char *name, uint64_t dflt, _Atomic uint64_t *cache)
+{
+	uint64_t v = atomic_load_explicit(cache, memory_order_relaxed);
+	const char *env;
+	char *end;
+
+	if (v)
+		return v - 1;
+	v = dflt;
+	env = getenv(name);
+	if (env && *env) {
+		unsigned long long us = strtoull(env, &end, 10);
+
+		if (!*end && us <= 10000000)
+			v = (uint64_t)us * 1000;
+	}
+	atomic_store_explicit(cache, v + 1, memory_order_relaxed);
+	return v;
+}
+
+static uint64_t poll_spin_ns(void)
+{
+	static _Atomic uint64_t cache;
+
+	return env_ns("SOFTRDMA_POLL_SPIN_US", SRD_POLL_SPIN_NS, &cache);
+}
+
+static uint64_t poll_sleep_ns(void)
+{
+	static _Atomic uint64_t cache;
+
+	return env_ns("SOFTRDMA_POLL_SLEEP_US", SRD_POLL_SLEEP_NS, &cache);
+}
+
+struct expect_arg {
+	const struct ibv_cq *cq;
+	bool found;
+};
+
+static int qp_expects(struct srd_hnode *n, void *arg)
+{
+	struct srd_qp *qp = container_of(n, struct srd_qp, qpn_node);
+	struct expect_arg *a = arg;
+	uint32_t sig =
+		atomic_load_explicit(&qp->sq.sig_head, memory_order_relaxed);
+	uint32_t tail =
+		atomic_load_explicit(&qp->sq.tail, memory_order_relaxed);
+
+	if (qp->qp.send_cq == a->cq && (int32_t)(sig - tail) > 0)
+		a->found = true;
+	return a->found;
+}
+
+/* A signaled send WQE whose completion goes to cq is still outstanding:
+ * a CQE will come, and the daemon wakes a sleeping poller for it.  A
+ * receive CQ may wait for a peer forever, so nobody sleeps on it. */
+static bool cq_expects_completion(struct srd_cq *cq)
+{
+	struct srd_context *ctx = to_ctx(cq->cq.context);
+	struct expect_arg a = { .cq = &cq->cq };
+
+	pthread_mutex_lock(&ctx->qpn_tab.lock);
+	srd_htab_each(&ctx->qpn_tab, qp_expects, &a);
+	pthread_mutex_unlock(&ctx->qpn_tab.lock);
+	return a.found;
+}
+
+/* Block until the daemon writes the CQE at cons, or poll_sleep_ns(). */
+static void cq_sleep(struct srd_cq *cq, uint32_t cons)
+{
+	_Atomic uint32_t *word = (_Atomic uint32_t *)&cq->ctl->sleep;
+	const struct srd_cqe *cqe =
+		&cq->ring[cons & ((1u << cq->log_entries) - 1)];
+	uint64_t ns = poll_sleep_ns();
+	const struct timespec limit = { (time_t)(ns / 1000000000u),
+					(long)(ns % 1000000000u) };
+
+	atomic_store_explicit(word, 1, memory_order_relaxed);
+	/* Pairs with the daemon's fence between writing a CQE and reading
+	 * the word: either we see the CQE or it sees the 1 and wakes us. */
+	atomic_thread_fence(memory_order_seq_cst);
+	if (__atomic_load_n(&cqe->owner, __ATOMIC_ACQUIRE) ==
+	    srd_cqe_owner_for(cons, cq->log_entries))
+		return;
+	/* Not FUTEX_PRIVATE: the word is in memory shared with the daemon. */
+	syscall(SYS_futex, word, FUTEX_WAIT, 1, &limit, NULL, 0);
+}
+
+/*
+ * Empty polls in a row: yield the CPU; once cq has been empty for
+ * poll_spin_ns() while a completion is expected (a sender waiting for
+ * its send queue to drain), sleep until the daemon writes the CQE.  On
+ * two CPUs a spinning sender otherwise takes much of the CPU time the
+ * engine needs to move its data.
+ */
+void srd_poll_idle(struct srd_cq *cq)
+{
+	uint64_t now, since;
+	uint32_t cons;
+
+	if (!poll_yield_enabled())
+		return;
+	now = mono_ns();
+	pthread_spin_lock(&cq->lock);
+	since = cq->idle_since;
+	if (!since)
+		cq->idle_since = now;
+	cons = cq->cons;
+	pthread_spin_unlock(&cq->lock);
+	if (since && now - since >= poll_spin_ns() && cq_expects_completion(cq))
+		cq_sleep(cq, cons);
+	else
 		sched_yield();
 }
 

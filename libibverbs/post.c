@@ -119,6 +119,8 @@ static int write_send(struct srd_qp *qp, const struct ibv_send_wr *wr,
 		}
 	}
 	memcpy(slot, &w, sizeof(w));
+	if (w.flags & SRD_WQE_SIGNALED)
+		sq->sig_next = idx + 1;
 	return 0;
 }
 
@@ -126,6 +128,7 @@ static void publish(struct srd_wq *wq, uint32_t head)
 {
 	wq->head = head;
 	__atomic_store_n(&wq->ctl->prod, head, __ATOMIC_RELEASE);
+	srd_wq_publish_signaled(wq);
 }
 
 int srd_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,

@@ -64,8 +64,10 @@ static struct srd_send_wqe *wr_open(struct ibv_qp_ex *x, enum ibv_wr_opcode op)
 	memset(w, 0, sizeof(*w));
 	w->wr_id = x->wr_id;
 	w->opcode = (uint8_t)op;
-	if ((x->wr_flags & IBV_SEND_SIGNALED) || qp->sq_sig_all)
+	if ((x->wr_flags & IBV_SEND_SIGNALED) || qp->sq_sig_all) {
 		w->flags |= SRD_WQE_SIGNALED;
+		sq->sig_next = sq->head;
+	}
 	if (x->wr_flags & IBV_SEND_FENCE)
 		w->flags |= SRD_WQE_FENCE;
 	if (x->wr_flags & IBV_SEND_SOLICITED)
@@ -246,8 +248,10 @@ static int wr_complete(struct ibv_qp_ex *x)
 			srd_dump_send_wqe(stderr, x->qp_base.qp_num, i,
 					  srd_wq_slot(sq, i), sq->slot_size);
 	posted = sq->head != qp->wr_head_start;
-	if (posted)
+	if (posted) {
 		__atomic_store_n(&sq->ctl->prod, sq->head, __ATOMIC_RELEASE);
+		srd_wq_publish_signaled(sq);
+	}
 	pthread_spin_unlock(&sq->lock);
 	if (posted)
 		srd_ring_doorbell(ctx);

@@ -137,11 +137,34 @@ static uint32_t ack_every(const struct srd_qp_transport *tp)
 	return n < 1 ? 1 : n < SRD_PKTS_PER_ACK ? n : SRD_PKTS_PER_ACK;
 }
 
+/*
+ * A SEND or WRITE is posted behind WQE idx and may start at once: the last
+ * packet of idx need not ask for an ACK, the burst's packets do every
+ * ack_every() of them and its end does.  An ACK per message cost a busy
+ * sender a third of its receive work.  READs, atomics and fenced WQEs
+ * wait on responses, so the message before them asks.
+ */
+static bool send_follows(struct srd_qp_transport *tp, uint32_t idx)
+{
+	const struct srd_swqe *n;
+
+	if (tp_state(tp) != IBV_QPS_RTS)
+		return false; /* SQD reports the drain once all is ACKed */
+	if (idx + 1 == tp->sq_fetched)
+		/* Posted but not fetched: the next pass sends it. */
+		return __atomic_load_n(&tp->qp->sq.ctl->prod,
+				       __ATOMIC_ACQUIRE) != tp->sq_fetched;
+	n = tp_swqe(tp, idx + 1);
+	return n->state == SWQE_POSTED && !is_rd_atomic(n) &&
+	       !(n->w.flags & SRD_WQE_FENCE);
+}
+
 /* Build the next packet of a SEND or WRITE, or on the in-memory wire a
  * train of up to max_train full packets; returns true if it is the last
  * of the message. */
 static bool build_send_write(struct srd_qp_transport *tp, struct srd_swqe *s,
-			     struct srd_pkt *pkt, uint32_t max_train)
+			     uint32_t idx, struct srd_pkt *pkt,
+			     uint32_t max_train)
 {
 	struct srd_qp *qp = tp->qp;
 	uint32_t k = s->pkts_sent, n = 1;
@@ -197,7 +220,8 @@ static bool build_send_write(struct srd_qp_transport *tp, struct srd_swqe *s,
 	if (qp->type == IBV_QPT_RC)
 		/* ...and four times per window: a lost packet asking for
 		 * one then stalls nothing until the timer. */
-		pkt->ack_req = last || tp->noack_pkts + n >= ack_every(tp) ||
+		pkt->ack_req = (last && !send_follows(tp, idx)) ||
+			       tp->noack_pkts + n >= ack_every(tp) ||
 			       tp_inflight(tp) + n >= tp->cwnd;
 	s->pkts_sent += n;
 	return last;
@@ -248,7 +272,7 @@ static uint32_t req_send_one(struct srd_qp_transport *tp, struct srd_swqe *s,
 		tp_set_psn(tp, s->first_psn + 1);
 		break;
 	default:
-		last = build_send_write(tp, s, &pkt, budget);
+		last = build_send_write(tp, s, idx, &pkt, budget);
 		tp_set_psn(tp, pkt.psn + pkt.npkts);
 		break;
 	}
