@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* Multicast on the in-memory and UDP wires (see mcast.h). */
+#include <endian.h>
 #include <errno.h>
 #include <net/if.h>
 #include <netinet/in.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 
@@ -115,6 +117,44 @@ int wire_mcast_deliver(struct srd_engine *e, struct srd_pkt *pkt)
 	return 0;
 }
 
+/*
+ * Faults or capture on, and the group's members all in this daemon: the
+ * packet is judged by the sender's transmit rules, then travels as a frame
+ * (bytes with their ICRC), which each member device counts, captures and
+ * judges by its receive rules.
+ */
+static void mcast_send_slow(struct srd_wire *w, struct srd_qp_transport *src,
+			    struct srd_pkt *pkt)
+{
+	struct srd_device *dev = src->qp->dev;
+	struct srd_net_counters *c = srd_net_dev_counters(w->d, dev);
+	struct srd_fault_verdict v = { 0 };
+	struct wire_frame *f;
+
+	c->tx_packets++;
+	c->tx_bytes += wire_pkt_bytes(pkt);
+	if (srd_faults_may_match(&w->faults, SRD_FAULT_TX, dev->name))
+		srd_faults_judge(&w->faults, SRD_FAULT_TX, dev->name,
+				 src->qp->qpn, pkt->opcode, &v);
+	if (v.actions & (1u << SRD_FAULT_DROP)) {
+		c->fault_drops++;
+		return;
+	}
+	f = wire_frame_of_pkt(w, dev, src->qp->qpn, pkt);
+	if (!f) {
+		c->tx_drops++;
+		return;
+	}
+	f->cnt = c;
+	if (v.actions) {
+		c->fault_other++;
+		wire_frame_apply(w, f, &v, WIRE_NEXT_ARRIVE);
+	} else {
+		f->next = WIRE_NEXT_ARRIVE;
+		wire_frame_go(w, f);
+	}
+}
+
 bool wire_mcast_send(struct srd_qp_transport *src, struct srd_pkt *pkt)
 {
 	struct srd_engine *e = src->eng;
@@ -126,6 +166,10 @@ bool wire_mcast_send(struct srd_qp_transport *src, struct srd_pkt *pkt)
 	/* Forced UDP: the kernel loops the packet back to us. */
 	if (w && w->udp && w->force_udp)
 		return false;
+	if (w && w->slow && !udp) {
+		mcast_send_slow(w, src, pkt);
+		return true;
+	}
 	bytes = wire_pkt_bytes(pkt);
 	if (w && !udp) {
 		struct srd_net_counters *c = srd_net_dev_counters(w->d, dev);
@@ -156,23 +200,73 @@ bool wire_mcast_send(struct srd_qp_transport *src, struct srd_pkt *pkt)
 	return !udp;
 }
 
-void wire_mcast_udp_rx(struct srd_wire *w, const struct srd_udp_meta *m,
-		       uint8_t *buf, size_t len)
+/* The receive fault rules for one member device; true: deliver now. */
+static bool mcast_rx_judge(struct srd_wire *w, struct srd_device *dev,
+			   struct srd_net_counters *c,
+			   const struct srd_udp_meta *m, const uint8_t *buf,
+			   size_t len)
+{
+	struct srd_fault_verdict v = { 0 };
+	struct wire_frame *f;
+	struct roce_bth bth;
+
+	if (!w->slow ||
+	    !srd_faults_may_match(&w->faults, SRD_FAULT_RX, dev->name) ||
+	    len < sizeof(bth))
+		return true;
+	memcpy(&bth, buf, sizeof(bth));
+	srd_faults_judge(&w->faults, SRD_FAULT_RX, dev->name,
+			 be32toh(bth.qpn) & ROCE_QPN_MASK, bth.opcode, &v);
+	if (!v.actions)
+		return true;
+	if (v.actions & (1u << SRD_FAULT_DROP)) {
+		c->fault_drops++;
+		return false;
+	}
+	c->fault_other++;
+	f = wire_frame_of_bytes(m, buf, len);
+	if (f) {
+		snprintf(f->to_dev, sizeof(f->to_dev), "%s", dev->name);
+		wire_frame_apply(w, f, &v, WIRE_NEXT_DELIVER);
+	}
+	return false;
+}
+
+void wire_mcast_rx(struct srd_wire *w, const struct srd_udp_meta *m,
+		   bool id_known, uint8_t *buf, size_t len, unsigned int how,
+		   const char *only)
 {
 	bool taken = false;
 
 	list_for_each (&w->d->devices, it) {
 		struct srd_device *dev =
 			list_entry(it, struct srd_device, node);
+		struct srd_net_counters *c;
 
-		if (!mcast_find(dev, m->dst.s6_addr))
+		if (only ? strcmp(dev->name, only) != 0
+			 : !mcast_find(dev, m->dst.s6_addr))
 			continue;
 		/* Only the devices of the interface it came in on. */
-		if (m->ifindex && link_of(dev)->ifindex != m->ifindex)
+		if (!only && m->ifindex && link_of(dev)->ifindex != m->ifindex)
 			continue;
 		taken = true;
-		if (wire_rx_count(w, dev, m, len))
-			wire_rx_deliver(w, dev, m, false, buf, len);
+		if (only) {
+			/* Counted and judged when it first arrived. */
+			wire_rx_deliver(w, dev, m, id_known, buf, len);
+			continue;
+		}
+		if (how & WIRE_MC_UDP) {
+			c = wire_rx_count(w, dev, m, len);
+			if (!c)
+				continue;
+		} else {
+			c = srd_net_dev_counters(w->d, dev);
+			c->rx_packets++;
+			c->rx_bytes += len;
+		}
+		if (!(how & WIRE_MC_JUDGE) ||
+		    mcast_rx_judge(w, dev, c, m, buf, len))
+			wire_rx_deliver(w, dev, m, id_known, buf, len);
 	}
 	if (!taken)
 		srd_net_dev_counters(w->d, NULL)->rx_no_device++;

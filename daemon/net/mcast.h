@@ -51,8 +51,20 @@ bool wire_mcast_send(struct srd_qp_transport *src, struct srd_pkt *pkt);
 /* Deliver a packet for QPN 0xFFFFFF on pkt->dst_dev to its group's
  * members.  0, or -ENOENT when no QP there is attached. */
 int wire_mcast_deliver(struct srd_engine *e, struct srd_pkt *pkt);
-/* A UDP packet whose destination is a multicast address. */
-void wire_mcast_udp_rx(struct srd_wire *w, const struct srd_udp_meta *m,
-		       uint8_t *buf, size_t len);
+/* How multicast bytes arrive (wire_mcast_rx). */
+enum {
+	WIRE_MC_UDP = 1 << 0,	/* from the socket: counted as UDP */
+	WIRE_MC_JUDGE = 1 << 1, /* the receive fault rules apply */
+};
+/*
+ * Multicast bytes arriving (from UDP, or a frame of the in-memory wire):
+ * to each device of the interface m->ifindex names that holds the group,
+ * each counted and judged by the receive fault rules on its own.  only:
+ * the name of the one device a delayed or duplicated frame goes to
+ * (counted and judged when it first arrived), or NULL.
+ */
+void wire_mcast_rx(struct srd_wire *w, const struct srd_udp_meta *m,
+		   bool id_known, uint8_t *buf, size_t len, unsigned int how,
+		   const char *only);
 
 #endif

@@ -30,6 +30,7 @@
 #include <stdint.h>
 
 #include "common/list.h"
+#include "common/proto.h"
 #include "daemon/fault/fault.h"
 #include "daemon/net/capture.h"
 #include "daemon/net/net.h"
@@ -55,6 +56,9 @@ struct wire_frame {
 	bool id_known;	       /* IPv4 identification 0 (our own frames) */
 	uint32_t src_qpn;      /* local sender (UDP source port) */
 	struct srd_net_counters *cnt; /* the sending device's */
+	/* A multicast frame judged for one receiving device: its name (the
+	 * device may go while the frame waits); empty: every member. */
+	char to_dev[SRD_DEV_NAME_MAX];
 	struct srd_udp_meta m;
 	uint32_t len;
 	uint8_t data[];

@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include "daemon/core.h"
+#include "daemon/mcast.h"
+#include "daemon/net/mcast.h"
 #include "daemon/transport/engine.h"
 #include "daemon/transport/wire.h"
 
@@ -169,6 +171,13 @@ static void frame_arrive(struct srd_wire *w, struct wire_frame *f)
 
 	if (w->capturing)
 		capture_frame(w, f, f->cnt);
+	if (!dev && mcast_gid_is_mc(f->m.dst.s6_addr)) {
+		w->seq++;
+		wire_mcast_rx(w, &f->m, f->id_known, f->data, f->len,
+			      WIRE_MC_JUDGE, NULL);
+		free(f);
+		return;
+	}
 	if (!dev) {
 		srd_net_dev_counters(w->d, NULL)->rx_no_device++;
 		free(f);
@@ -233,6 +242,12 @@ void wire_frame_go(struct srd_wire *w, struct wire_frame *f)
 		frame_to_udp(w, f);
 		return;
 	default:
+		if (f->to_dev[0]) {
+			wire_mcast_rx(w, &f->m, f->id_known, f->data, f->len, 0,
+				      f->to_dev);
+			free(f);
+			return;
+		}
 		dev = wire_dev_by_gid(w->d, f->m.dst.s6_addr);
 		if (dev)
 			wire_rx_deliver(w, dev, &f->m, f->id_known, f->data,

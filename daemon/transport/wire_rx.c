@@ -95,7 +95,8 @@ void wire_udp_rx(void *arg, const struct srd_udp_meta *m, uint8_t *buf,
 
 	w->seq++;
 	if (!dev && mcast_gid_is_mc(m->dst.s6_addr)) {
-		wire_mcast_udp_rx(w, m, buf, len);
+		wire_mcast_rx(w, m, false, buf, len,
+			      WIRE_MC_UDP | WIRE_MC_JUDGE, NULL);
 		return;
 	}
 	if (!dev) {
