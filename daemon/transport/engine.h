@@ -332,8 +332,10 @@ bool completer_timers(struct srd_qp_transport *tp, uint64_t now);
 bool flush_run(struct srd_qp_transport *tp);
 
 /* --- wire_mem.c, wire.c (see wire.h) --- */
-/* The local device a packet to dgid goes to; NULL: the UDP wire's. */
-struct srd_device *wire_route(struct srd_daemon *d, const union ibv_gid *dgid);
+/* The local device a packet to dgid and QP qpn goes to; NULL: the UDP
+ * wire's. */
+struct srd_device *wire_route(struct srd_daemon *d, const union ibv_gid *dgid,
+			      uint32_t qpn);
 /* Send pkt.  On the in-memory wire the destination has processed it (or
  * dropped it) when this returns; the UDP wire sends it at the end of the
  * pass, its payload read then. */

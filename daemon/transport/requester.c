@@ -81,8 +81,9 @@ static void req_start(struct srd_qp_transport *tp, struct srd_swqe *s)
 bool tp_route_local(struct srd_qp_transport *tp)
 {
 	if (!tp->route_valid) {
-		tp->route_dev =
-			wire_route(tp->eng->d, &tp->qp->attr.ah_attr.grh.dgid);
+		tp->route_dev = wire_route(tp->eng->d,
+					   &tp->qp->attr.ah_attr.grh.dgid,
+					   tp->qp->attr.dest_qp_num);
 		tp->route_valid = true;
 	}
 	return tp->route_dev != NULL;
@@ -127,7 +128,7 @@ static void ud_fill_path(struct srd_qp_transport *tp, const struct srd_swqe *s,
 	pkt->tclass = s->tclass;
 	pkt->sl = s->sl;
 	pkt->src_qpn = qp->qpn;
-	pkt->dst_dev = wire_route(tp->eng->d, &s->dgid);
+	pkt->dst_dev = wire_route(tp->eng->d, &s->dgid, pkt->qpn);
 }
 
 static uint32_t ack_every(const struct srd_qp_transport *tp)

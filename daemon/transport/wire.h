@@ -99,6 +99,10 @@ uint64_t wire_next_deadline(struct srd_engine *e);
 /* --- wire_mem.c ----------------------------------------------------------- */
 /* The device owning a GID, whatever the wire mode; NULL if none. */
 struct srd_device *wire_dev_by_gid(struct srd_daemon *d, const uint8_t gid[16]);
+/* The device for gid whose QP qpn is, when several devices (on one
+ * interface) hold gid; else wire_dev_by_gid()'s. */
+struct srd_device *wire_dev_for(struct srd_daemon *d, const uint8_t gid[16],
+				uint32_t qpn);
 /*
  * Hand a packet (pkt->dst_dev set) to its QP as a network would: the QP
  * must exist on that device, its type match the opcode's transport, the

@@ -163,9 +163,22 @@ static void capture_frame(struct srd_wire *w, const struct wire_frame *f,
 }
 
 /* A frame arriving at its device on the in-memory wire. */
+/* The device a frame is for (by its BTH's destination QP too). */
+static struct srd_device *frame_dev(struct srd_wire *w,
+				    const struct wire_frame *f)
+{
+	struct roce_bth bth;
+
+	if (f->len < sizeof(bth))
+		return wire_dev_by_gid(w->d, f->m.dst.s6_addr);
+	memcpy(&bth, f->data, sizeof(bth));
+	return wire_dev_for(w->d, f->m.dst.s6_addr,
+			    be32toh(bth.qpn) & ROCE_QPN_MASK);
+}
+
 static void frame_arrive(struct srd_wire *w, struct wire_frame *f)
 {
-	struct srd_device *dev = wire_dev_by_gid(w->d, f->m.dst.s6_addr);
+	struct srd_device *dev = frame_dev(w, f);
 	struct srd_fault_verdict v = { 0 };
 	struct srd_net_counters *c;
 
@@ -248,7 +261,7 @@ void wire_frame_go(struct srd_wire *w, struct wire_frame *f)
 			free(f);
 			return;
 		}
-		dev = wire_dev_by_gid(w->d, f->m.dst.s6_addr);
+		dev = frame_dev(w, f);
 		if (dev)
 			wire_rx_deliver(w, dev, &f->m, f->id_known, f->data,
 					f->len);

@@ -16,26 +16,49 @@
 #include "daemon/transport/engine.h"
 #include "daemon/transport/wire.h"
 
+static bool dev_has_gid(const struct srd_device *dev, const uint8_t gid[16])
+{
+	for (unsigned int i = 0; i < SRD_MAX_GIDS; i++)
+		if (dev->port.gid_valid[i] &&
+		    !memcmp(dev->port.gid[i].raw, gid, 16))
+			return true;
+	return false;
+}
+
 struct srd_device *wire_dev_by_gid(struct srd_daemon *d, const uint8_t gid[16])
 {
 	list_for_each (&d->devices, it) {
 		struct srd_device *dev =
 			list_entry(it, struct srd_device, node);
 
-		for (unsigned int i = 0; i < SRD_MAX_GIDS; i++)
-			if (dev->port.gid_valid[i] &&
-			    !memcmp(dev->port.gid[i].raw, gid, 16))
-				return dev;
+		if (dev_has_gid(dev, gid))
+			return dev;
 	}
 	return NULL;
 }
 
-struct srd_device *wire_route(struct srd_daemon *d, const union ibv_gid *dgid)
+struct srd_device *wire_dev_for(struct srd_daemon *d, const uint8_t gid[16],
+				uint32_t qpn)
+{
+	struct srd_device *first = wire_dev_by_gid(d, gid);
+	struct srd_qp *qp;
+
+	/* QP1 and multicast belong to every device; the first answers. */
+	if (!first || qpn == 1 || qpn == ROCE_QPN_MASK)
+		return first;
+	qp = qp_lookup_num(d, qpn);
+	if (qp && qp->dev != first && dev_has_gid(qp->dev, gid))
+		return qp->dev;
+	return first;
+}
+
+struct srd_device *wire_route(struct srd_daemon *d, const union ibv_gid *dgid,
+			      uint32_t qpn)
 {
 	/* Forced UDP: no destination is local, so no trains either. */
 	if (d->engine && d->engine->wire && d->engine->wire->force_udp)
 		return NULL;
-	return wire_dev_by_gid(d, dgid->raw);
+	return wire_dev_for(d, dgid->raw, qpn & ROCE_QPN_MASK);
 }
 
 static bool type_matches(uint8_t opcode, enum ibv_qp_type type)

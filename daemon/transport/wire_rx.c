@@ -89,11 +89,15 @@ void wire_udp_rx(void *arg, const struct srd_udp_meta *m, uint8_t *buf,
 		 size_t len)
 {
 	struct srd_wire *w = arg;
-	struct srd_device *dev = wire_dev_by_gid(w->d, m->dst.s6_addr);
+	struct srd_device *dev;
 	struct srd_net_counters *c;
 	struct srd_fault_verdict v = { 0 };
+	uint32_t qpn;
+	uint8_t op;
 
 	w->seq++;
+	peek_bth(buf, len, &qpn, &op);
+	dev = wire_dev_for(w->d, m->dst.s6_addr, qpn);
 	if (!dev && mcast_gid_is_mc(m->dst.s6_addr)) {
 		wire_mcast_rx(w, m, false, buf, len,
 			      WIRE_MC_UDP | WIRE_MC_JUDGE, NULL);
@@ -109,14 +113,9 @@ void wire_udp_rx(void *arg, const struct srd_udp_meta *m, uint8_t *buf,
 	if (w->udp && w->udp->cap && w->udp->capture_rx)
 		c->captured++;
 	if (w->slow &&
-	    srd_faults_may_match(&w->faults, SRD_FAULT_RX, dev->name)) {
-		uint32_t qpn;
-		uint8_t op;
-
-		peek_bth(buf, len, &qpn, &op);
+	    srd_faults_may_match(&w->faults, SRD_FAULT_RX, dev->name))
 		srd_faults_judge(&w->faults, SRD_FAULT_RX, dev->name, qpn, op,
 				 &v);
-	}
 	if (v.actions & (1u << SRD_FAULT_DROP)) {
 		c->fault_drops++;
 		return;
