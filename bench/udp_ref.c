@@ -11,6 +11,13 @@
  *	sends SIZE-byte datagrams (default 4096) for SECS (default 3): with
  *	UDP_SEGMENT, as many as fit in one 64 KiB buffer per send, eight
  *	buffers per sendmmsg
+ *   udp_ref send HOST --roce-write [-p PORT] [-t SECS]
+ *	sends the datagrams of 64 KiB RC WRITEs at path MTU 4096, batched as
+ *	softrdma batches them: the first packet carries a RETH, so it is 16
+ *	bytes longer than the other fifteen, and UDP GSO lets only a batch's
+ *	last segment differ; each message takes two sends (8240 bytes as
+ *	4128 + 4112, then 14 x 4112).  What the kernel's UDP allows RoCE's
+ *	packet sizes on this path, before any RDMA work
  *   udp_ref pong [-p PORT] [-T SECS]
  *	answers every datagram with itself
  *   udp_ref ping HOST [-p PORT] [-n N] [-s SIZE]
@@ -49,7 +56,14 @@ struct opts {
 	unsigned int size;
 	unsigned int count;
 	bool gso;
+	bool roce_write;
 };
+
+/* One 64 KiB RC WRITE at path MTU 4096: BTH 12 + payload + ICRC 4, the
+ * first packet with a RETH (16) too. */
+#define RW_FIRST (12 + 16 + 4096 + 4)
+#define RW_OTHER (12 + 4096 + 4)
+#define RW_PKTS 16
 
 static double now(void)
 {
@@ -194,9 +208,33 @@ static int run_sink(const struct opts *o)
 	return 0;
 }
 
+/* Even messages: the first packet and the second (gso_size the first's,
+ * the last segment shorter); odd ones: the other fourteen. */
+static void roce_write_batches(struct mmsghdr *mm, struct iovec *iov,
+			       uint8_t *buf, uint8_t (*ctl)[CMSG_SPACE(2)])
+{
+	for (int i = 0; i < BATCH; i++) {
+		struct msghdr *mh = &mm[i].msg_hdr;
+		struct cmsghdr *c;
+		uint16_t seg = i % 2 ? RW_OTHER : RW_FIRST;
+
+		iov[i].iov_base = buf;
+		iov[i].iov_len = i % 2 ? (size_t)(RW_PKTS - 2) * RW_OTHER
+				       : (size_t)RW_FIRST + RW_OTHER;
+		mh->msg_control = ctl[i];
+		mh->msg_controllen = CMSG_SPACE(sizeof(seg));
+		c = CMSG_FIRSTHDR(mh);
+		c->cmsg_level = SOL_UDP;
+		c->cmsg_type = UDP_SEGMENT;
+		c->cmsg_len = CMSG_LEN(sizeof(seg));
+		memcpy(CMSG_DATA(c), &seg, sizeof(seg));
+	}
+}
+
 static int run_send(const struct opts *o)
 {
 	static uint8_t buf[MAX_DGRAM];
+	static uint8_t ctl[BATCH][CMSG_SPACE(2)];
 	struct mmsghdr mm[BATCH];
 	struct iovec iov[BATCH];
 	unsigned int per = 1, seg = o->size;
@@ -210,7 +248,10 @@ static int run_send(const struct opts *o)
 	}
 	memset(buf, 0xab, sizeof(buf));
 	fd = connected_socket(o->host, o->port);
-	if (o->gso) {
+	if (o->roce_write) {
+		per = RW_PKTS / 2;
+		seg = RW_OTHER;
+	} else if (o->gso) {
 		/* As many whole datagrams as one 64 KiB send can carry. */
 		per = (MAX_DGRAM - 8) / o->size;
 		if (per > 64)
@@ -227,6 +268,8 @@ static int run_send(const struct opts *o)
 		mm[i].msg_hdr =
 			(struct msghdr){ .msg_iov = &iov[i], .msg_iovlen = 1 };
 	}
+	if (o->roce_write)
+		roce_write_batches(mm, iov, buf, ctl);
 	t0 = now();
 	do {
 		int n = sendmmsg(fd, mm, BATCH, 0);
@@ -251,10 +294,17 @@ static int run_send(const struct opts *o)
 		usleep(2000);
 	}
 	close(fd);
-	printf("send: %llu bytes of %u-byte datagrams, %u per send "
-	       "(UDP GSO %s), %llu sendmmsg calls, %.3f s\n",
-	       (unsigned long long)bytes, o->size, per, per > 1 ? "on" : "off",
-	       (unsigned long long)calls, t);
+	if (o->roce_write)
+		printf("send: %llu bytes as 64 KiB RC WRITE datagrams (%u + "
+		       "%u bytes per message, %u datagrams), %llu sendmmsg "
+		       "calls, %.3f s\n",
+		       (unsigned long long)bytes, RW_FIRST, RW_OTHER, RW_PKTS,
+		       (unsigned long long)calls, t);
+	else
+		printf("send: %llu bytes of %u-byte datagrams, %u per send "
+		       "(UDP GSO %s), %llu sendmmsg calls, %.3f s\n",
+		       (unsigned long long)bytes, o->size, per,
+		       per > 1 ? "on" : "off", (unsigned long long)calls, t);
 	printf("send_gbps %.3f\n", (double)bytes / t / 1e9);
 	return 0;
 }
@@ -367,7 +417,7 @@ static __attribute__((noreturn)) void usage(void)
 	fprintf(stderr, "usage: udp_ref sink [-p PORT] [-T SECS]\n"
 			"       udp_ref send HOST [-p PORT] [-t SECS] [-s "
 			"SIZE] "
-			"[--no-gso]\n"
+			"[--no-gso | --roce-write]\n"
 			"       udp_ref pong [-p PORT] [-T SECS]\n"
 			"       udp_ref ping HOST [-p PORT] [-n N] [-s "
 			"SIZE]\n");
@@ -401,6 +451,8 @@ int main(int argc, char **argv)
 
 		if (!strcmp(a, "--no-gso")) {
 			o.gso = false;
+		} else if (!strcmp(a, "--roce-write")) {
+			o.roce_write = true;
 		} else if (a[0] == '-' && i + 1 < argc) {
 			const char *v = argv[++i];
 

@@ -14,6 +14,9 @@
 # Prints, then the ratios:
 #   UDP goodput     4 KiB datagrams, UDP GSO batches + sendmmsg to a
 #                   UDP_GRO + recvmmsg receiver (bench/udp_ref.c)
+#   UDP, RoCE sizes the datagrams of 64 KiB RC WRITEs batched as softrdma
+#                   must (udp_ref --roce-write: two sends a message, the
+#                   first packet being longer); payload GB/s
 #   RC WRITE 64 KiB ib_write_bw -D SECS (Debian perftest on our libibverbs),
 #                   path MTU 4096, GB/s = 10^9 bytes/s
 #   UDP RTT         16-byte ping-pong, both ends busy-polling; median
@@ -71,19 +74,21 @@ if [ ! -x /usr/bin/ib_write_bw ] || [ ! -x /usr/bin/ib_write_lat ]; then
 	ok=0
 fi
 
-# udp_goodput ROUND: udp_val = GB/s of one UDP bulk measurement.
+# udp_goodput TAG [udp_ref send options]: udp_val = GB/s of one UDP bulk
+# measurement.
 udp_goodput()
 {
-	local r=$1 sink
+	local tag=$1 sink
 
-	ns_bg 1 "udp_sink$r" "$UDP_REF" sink -p 19500 -T $((secs + 30))
+	shift
+	ns_bg 1 "udp_sink$tag" "$UDP_REF" sink -p 19500 -T $((secs + 30))
 	sink=$NS_BG_PID
 	sleep 0.3
-	ns_exec 2 "$UDP_REF" send "$a1" -p 19500 -t "$secs" -s 4096 \
-		>"$NS_TMP/udp_send$r.log" 2>&1 || ok=0
+	ns_exec 2 "$UDP_REF" send "$a1" -p 19500 -t "$secs" "$@" \
+		>"$NS_TMP/udp_send$tag.log" 2>&1 || ok=0
 	ns_wait "$sink" 10 || ok=0
-	cat "$NS_TMP/udp_send$r.log" "$NS_TMP/udp_sink$r.log"
-	udp_val=$(key "$NS_TMP/udp_sink$r.log" goodput_gbps)
+	cat "$NS_TMP/udp_send$tag.log" "$NS_TMP/udp_sink$tag.log"
+	udp_val=$(key "$NS_TMP/udp_sink$tag.log" goodput_gbps)
 }
 
 # rc_write_bw ROUND: rc_val = GB/s of ib_write_bw 64 KiB for SECS.
@@ -109,11 +114,17 @@ rc_write_bw()
 
 # (1) Bandwidth, UDP and RC in turn.
 udp_all=()
+shape_all=()
 rc_all=()
 for r in $(seq 1 "$rounds"); do
-	udp_goodput "$r"
-	rc_write_bw "$r"
+	udp_goodput "$r" -s 4096
 	udp_all+=("${udp_val:--}")
+	udp_goodput "$r.roce" --roce-write
+	# Datagram bytes -> payload: 65536 of the 65808 bytes a message takes.
+	[ -n "$udp_val" ] &&
+		udp_val=$(awk -v v="$udp_val" 'BEGIN { printf "%.3f", v * 65536 / 65808 }')
+	shape_all+=("${udp_val:--}")
+	rc_write_bw "$r"
 	rc_all+=("${rc_val:--}")
 done
 
@@ -157,13 +168,17 @@ half_rtt=
 [ -n "$udp_rtt" ] && half_rtt=$(awk -v r="$udp_rtt" 'BEGIN { printf "%.2f", r / 2 }')
 echo
 echo "softrdma across two network namespaces (veth MTU $mtu, $(nproc) CPUs)"
-printf '  %-6s %12s %16s %8s\n' round "UDP GB/s" "RC WRITE GB/s" ratio
+printf '  %-6s %9s %15s %14s %8s %8s\n' round "UDP GB/s" \
+	"UDP RoCE sizes" "RC WRITE GB/s" "RC/UDP" "RC/RoCE"
 ratios=()
+ratios_shape=()
 for i in "${!udp_all[@]}"; do
 	q=$(ratio "${rc_all[$i]#-}" "${udp_all[$i]#-}")
+	qs=$(ratio "${rc_all[$i]#-}" "${shape_all[$i]#-}")
 	ratios+=("$q")
-	printf '  %-6s %12s %16s %8s\n' $((i + 1)) "${udp_all[$i]}" \
-		"${rc_all[$i]}" "$q"
+	ratios_shape+=("$qs")
+	printf '  %-6s %9s %15s %14s %8s %8s\n' $((i + 1)) "${udp_all[$i]}" \
+		"${shape_all[$i]}" "${rc_all[$i]}" "$q" "$qs"
 done
 best()
 {
@@ -175,14 +190,18 @@ median()
 		awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }'
 }
 udp_best=$(best "${udp_all[@]}")
+shape_best=$(best "${shape_all[@]}")
 rc_best=$(best "${rc_all[@]}")
 printf '  %-38s %10s\n' "UDP goodput, 4 KiB, GSO/GRO, best" "${udp_best:--} GB/s"
+printf '  %-38s %10s\n' "UDP goodput, RoCE WRITE sizes, best" "${shape_best:--} GB/s"
 printf '  %-38s %10s\n' "RC WRITE 64 KiB (ib_write_bw), best" "${rc_best:--} GB/s"
 printf '  %-38s %10s\n' "UDP round trip, 16 B, median" "${udp_rtt:--} us"
 printf '  %-38s %10s\n' "RC WRITE 2 B one-way (ib_write_lat)" "${rc_lat:--} us"
 echo "ratios"
 printf '  %-38s %10s\n' "RC WRITE / UDP goodput, median round" "$(median "${ratios[@]}")"
 printf '  %-38s %10s\n' "best RC WRITE / best UDP goodput" "$(ratio "$rc_best" "$udp_best")"
+printf '  %-38s %10s\n' "RC WRITE / UDP RoCE sizes, median" "$(median "${ratios_shape[@]}")"
+printf '  %-38s %10s\n' "best RC WRITE / best UDP RoCE sizes" "$(ratio "$rc_best" "$shape_best")"
 printf '  %-38s %10s\n' "RC one-way latency / UDP RTT" "$(ratio "$rc_lat" "$udp_rtt")"
 printf '  %-38s %10s\n' "RC one-way latency / UDP half RTT" "$(ratio "$rc_lat" "$half_rtt")"
 [ $ok = 1 ] || ns_fail "some measurements failed (see above)"
