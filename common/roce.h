@@ -15,6 +15,7 @@
 #define ROCE_ICRC_BYTES 4
 #define ROCE_GRH_BYTES 40
 #define ROCE_PSN_MASK 0xffffffu
+#define ROCE_FLOW_LABEL_MASK 0xfffffu
 #define ROCE_QPN_MASK 0xffffffu
 #define ROCE_DEFAULT_PKEY 0xffff
 /* The GSI QP's well-known Q_Key (IBTA 10.2.4). */

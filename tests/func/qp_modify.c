@@ -124,6 +124,9 @@ static void rc_or_uc(enum ibv_qp_type type)
 	a.ah_attr.grh.sgid_index = 200;
 	T_BAD_MODIFY(qp, &a, rtr, "INIT -> RTR with sgid_index 200");
 	attrs(&a, IBV_QPS_RTR, peer->qp_num);
+	/* Any flow label goes, as with the kernel, which uses its low 20
+	 * bits (UCX passes 0xffffffff). */
+	a.ah_attr.grh.flow_label = 0xffffffffu;
 	T_OK(ibv_modify_qp(qp, &a, rtr));
 	T_EQ(qp->state, IBV_QPS_RTR);
 
