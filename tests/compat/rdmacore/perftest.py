@@ -100,7 +100,29 @@ def check_rows(p, binary, opts):
     return rows
 
 
+# perftest measures the CPU clock against gettimeofday() before it
+# reports, and gives up when the two do not line up (a preempted vCPU):
+# a fault of the measurement, not of the transfer, so the pair runs again
+# once.
+CALIBRATION = "Correlation coefficient r^2"
+
+
 def body(h, args):
+    try:
+        run_pair(h, args)
+    except t.TestFailure as e:
+        said = "".join(p.errors() + p.output() for p in h.procs)
+        if CALIBRATION not in said:
+            raise
+        t.log("perftest could not calibrate its clock (%s): once more" % e)
+        for p in h.procs:
+            p.kill()
+            p.close()
+        h.procs = []
+        run_pair(h, args)
+
+
+def run_pair(h, args):
     binary = t.need_binary(args.bin)
     opts = args.opts
     if "-R" in opts and not os.path.isfile(
