@@ -10,12 +10,32 @@
 
 #include <assert.h>
 #include <stdint.h>
+#include <string.h>
 
 #define ROCE_UDP_PORT 4791
 #define ROCE_ICRC_BYTES 4
 #define ROCE_GRH_BYTES 40
 #define ROCE_PSN_MASK 0xffffffu
 #define ROCE_FLOW_LABEL_MASK 0xfffffu
+
+/*
+ * A UD receive's wc.sl on RoCE v2, as ConnectX reports it (and UCX reads
+ * it to find the destination address in the GRH area): bit 3, the frame
+ * had a UDP header; bits 2..0, its L3 header, 2 for IPv4 (in bytes 20..39
+ * of the GRH area), 1 for IPv6.  RoCE v2 carries no SL to report.
+ */
+#define ROCE_WC_SL_UDP 0x8
+#define ROCE_WC_SL_IPV6 0x1
+#define ROCE_WC_SL_IPV4 0x2
+static inline uint8_t roce_ud_wc_sl(const uint8_t sgid[16])
+{
+	static const uint8_t v4_prefix[12] = { 0, 0, 0, 0, 0,	 0,
+					       0, 0, 0, 0, 0xff, 0xff };
+
+	return ROCE_WC_SL_UDP |
+	       (memcmp(sgid, v4_prefix, 12) == 0 ? ROCE_WC_SL_IPV4
+						 : ROCE_WC_SL_IPV6);
+}
 #define ROCE_QPN_MASK 0xffffffu
 #define ROCE_DEFAULT_PKEY 0xffff
 /* The GSI QP's well-known Q_Key (IBTA 10.2.4). */

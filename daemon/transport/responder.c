@@ -675,6 +675,7 @@ static enum resp_state complete(struct resp_ctx *c)
 	if (c->ud) {
 		info.wc_flags |= IBV_WC_GRH;
 		info.src_qp = pkt->deth.sqp;
+		info.sl = roce_ud_wc_sl(pkt->sgid.raw);
 	} else {
 		info.src_qp = tp->qp->attr.dest_qp_num;
 	}

@@ -81,6 +81,8 @@ int main(void)
 			T_EQ(wc.src_qp, p.a->qp_num);
 			T_EQ(wc.qp_num, p.b->qp_num);
 			T_ASSERT(wc.wc_flags & IBV_WC_GRH);
+			/* RoCE v2 over IPv4, as ConnectX reports it. */
+			T_EQ(wc.sl, 0xa);
 			T_ASSERT(!(wc.wc_flags & IBV_WC_WITH_IMM));
 			T_EQ(wc.pkey_index, 0);
 			check_grh(r.p, len);
