@@ -68,8 +68,12 @@ def make_node():
     if os.geteuid() != 0:
         raise t.Skip("UCX needs %s as a character device and only root "
                      "can make it" % NODE)
-    os.makedirs(os.path.dirname(NODE), exist_ok=True)
-    os.mknod(NODE, 0o600 | stat.S_IFCHR, os.makedev(231, 192))
+    try:
+        os.makedirs(os.path.dirname(NODE), exist_ok=True)
+        os.mknod(NODE, 0o600 | stat.S_IFCHR, os.makedev(231, 192))
+    except OSError as e:
+        # A container without CAP_MKNOD, a read-only /dev.
+        raise t.Skip("cannot make %s: %s" % (NODE, e.strerror))
     return True
 
 
