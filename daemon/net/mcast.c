@@ -1,10 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Multicast on the in-memory and UDP wires (see mcast.h). */
-#include <endian.h>
 #include <errno.h>
 #include <net/if.h>
 #include <netinet/in.h>
-#include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 
@@ -200,38 +198,6 @@ bool wire_mcast_send(struct srd_qp_transport *src, struct srd_pkt *pkt)
 	return !udp;
 }
 
-/* The receive fault rules for one member device; true: deliver now. */
-static bool mcast_rx_judge(struct srd_wire *w, struct srd_device *dev,
-			   struct srd_net_counters *c,
-			   const struct srd_udp_meta *m, const uint8_t *buf,
-			   size_t len)
-{
-	struct srd_fault_verdict v = { 0 };
-	struct wire_frame *f;
-	struct roce_bth bth;
-
-	if (!w->slow ||
-	    !srd_faults_may_match(&w->faults, SRD_FAULT_RX, dev->name) ||
-	    len < sizeof(bth))
-		return true;
-	memcpy(&bth, buf, sizeof(bth));
-	srd_faults_judge(&w->faults, SRD_FAULT_RX, dev->name,
-			 be32toh(bth.qpn) & ROCE_QPN_MASK, bth.opcode, &v);
-	if (!v.actions)
-		return true;
-	if (v.actions & (1u << SRD_FAULT_DROP)) {
-		c->fault_drops++;
-		return false;
-	}
-	c->fault_other++;
-	f = wire_frame_of_bytes(m, buf, len);
-	if (f) {
-		snprintf(f->to_dev, sizeof(f->to_dev), "%s", dev->name);
-		wire_frame_apply(w, f, &v, WIRE_NEXT_DELIVER);
-	}
-	return false;
-}
-
 void wire_mcast_rx(struct srd_wire *w, const struct srd_udp_meta *m,
 		   bool id_known, uint8_t *buf, size_t len, unsigned int how,
 		   const char *only)
@@ -265,7 +231,7 @@ void wire_mcast_rx(struct srd_wire *w, const struct srd_udp_meta *m,
 			c->rx_bytes += len;
 		}
 		if (!(how & WIRE_MC_JUDGE) ||
-		    mcast_rx_judge(w, dev, c, m, buf, len))
+		    wire_rx_judge(w, dev, c, m, buf, len, true))
 			wire_rx_deliver(w, dev, m, id_known, buf, len);
 	}
 	if (!taken)

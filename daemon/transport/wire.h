@@ -148,6 +148,17 @@ struct srd_net_counters *wire_rx_count(struct srd_wire *w,
 void wire_rx_deliver(struct srd_wire *w, struct srd_device *dev,
 		     const struct srd_udp_meta *m, bool id_known, uint8_t *buf,
 		     size_t len);
+/* The destination QPN and opcode of raw bytes (0 when too short). */
+void wire_peek_bth(const uint8_t *buf, size_t len, uint32_t *qpn,
+		   uint8_t *opcode);
+/*
+ * The receive fault rules for bytes arriving at dev (counted in c): true
+ * to deliver them now; false when dropped or turned into a frame (which
+ * goes to dev alone when to_dev, for a multicast copy).
+ */
+bool wire_rx_judge(struct srd_wire *w, const struct srd_device *dev,
+		   struct srd_net_counters *c, const struct srd_udp_meta *m,
+		   const uint8_t *buf, size_t len, bool to_dev);
 
 /* --- wire_fault.c --------------------------------------------------------- */
 /* A frame of a packet (npkts 1); NULL when it cannot be serialized. */

@@ -4,7 +4,6 @@
  * corrupted, duplicated, held back and released, and the in-memory wire's
  * arrival point where receive-side rules apply.  See wire.h.
  */
-#include <endian.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -167,13 +166,11 @@ static void capture_frame(struct srd_wire *w, const struct wire_frame *f,
 static struct srd_device *frame_dev(struct srd_wire *w,
 				    const struct wire_frame *f)
 {
-	struct roce_bth bth;
+	uint32_t qpn;
+	uint8_t op;
 
-	if (f->len < sizeof(bth))
-		return wire_dev_by_gid(w->d, f->m.dst.s6_addr);
-	memcpy(&bth, f->data, sizeof(bth));
-	return wire_dev_for(w->d, f->m.dst.s6_addr,
-			    be32toh(bth.qpn) & ROCE_QPN_MASK);
+	wire_peek_bth(f->data, f->len, &qpn, &op);
+	return wire_dev_for(w->d, f->m.dst.s6_addr, qpn);
 }
 
 static void frame_arrive(struct srd_wire *w, struct wire_frame *f)
@@ -201,11 +198,11 @@ static void frame_arrive(struct srd_wire *w, struct wire_frame *f)
 	c->rx_packets++;
 	c->rx_bytes += f->len;
 	if (srd_faults_may_match(&w->faults, SRD_FAULT_RX, dev->name)) {
-		struct roce_bth bth;
+		uint32_t qpn;
+		uint8_t op;
 
-		memcpy(&bth, f->data, sizeof(bth));
-		srd_faults_judge(&w->faults, SRD_FAULT_RX, dev->name,
-				 be32toh(bth.qpn) & ROCE_QPN_MASK, bth.opcode,
+		wire_peek_bth(f->data, f->len, &qpn, &op);
+		srd_faults_judge(&w->faults, SRD_FAULT_RX, dev->name, qpn, op,
 				 &v);
 	}
 	if (v.actions & ACT(DROP)) {

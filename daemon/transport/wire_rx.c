@@ -8,6 +8,7 @@
  */
 #include <endian.h>
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "daemon/mcast.h"
@@ -54,9 +55,8 @@ void wire_rx_deliver(struct srd_wire *w, struct srd_device *dev,
 		c->rx_drops++;
 }
 
-/* The destination QPN and opcode of raw bytes, for the fault rules. */
-static void peek_bth(const uint8_t *buf, size_t len, uint32_t *qpn,
-		     uint8_t *opcode)
+void wire_peek_bth(const uint8_t *buf, size_t len, uint32_t *qpn,
+		   uint8_t *opcode)
 {
 	struct roce_bth bth;
 
@@ -85,18 +85,47 @@ struct srd_net_counters *wire_rx_count(struct srd_wire *w,
 	return c;
 }
 
+bool wire_rx_judge(struct srd_wire *w, const struct srd_device *dev,
+		   struct srd_net_counters *c, const struct srd_udp_meta *m,
+		   const uint8_t *buf, size_t len, bool to_dev)
+{
+	struct srd_fault_verdict v = { 0 };
+	struct wire_frame *f;
+	uint32_t qpn;
+	uint8_t op;
+
+	if (!w->slow ||
+	    !srd_faults_may_match(&w->faults, SRD_FAULT_RX, dev->name))
+		return true;
+	wire_peek_bth(buf, len, &qpn, &op);
+	srd_faults_judge(&w->faults, SRD_FAULT_RX, dev->name, qpn, op, &v);
+	if (!v.actions)
+		return true;
+	if (v.actions & (1u << SRD_FAULT_DROP)) {
+		c->fault_drops++;
+		return false;
+	}
+	c->fault_other++;
+	f = wire_frame_of_bytes(m, buf, len);
+	if (f) {
+		if (to_dev)
+			snprintf(f->to_dev, sizeof(f->to_dev), "%s", dev->name);
+		wire_frame_apply(w, f, &v, WIRE_NEXT_DELIVER);
+	}
+	return false;
+}
+
 void wire_udp_rx(void *arg, const struct srd_udp_meta *m, uint8_t *buf,
 		 size_t len)
 {
 	struct srd_wire *w = arg;
 	struct srd_device *dev;
 	struct srd_net_counters *c;
-	struct srd_fault_verdict v = { 0 };
 	uint32_t qpn;
 	uint8_t op;
 
 	w->seq++;
-	peek_bth(buf, len, &qpn, &op);
+	wire_peek_bth(buf, len, &qpn, &op);
 	dev = wire_dev_for(w->d, m->dst.s6_addr, qpn);
 	if (!dev && mcast_gid_is_mc(m->dst.s6_addr)) {
 		wire_mcast_rx(w, m, false, buf, len,
@@ -112,21 +141,6 @@ void wire_udp_rx(void *arg, const struct srd_udp_meta *m, uint8_t *buf,
 		return;
 	if (w->udp && w->udp->cap && w->udp->capture_rx)
 		c->captured++;
-	if (w->slow &&
-	    srd_faults_may_match(&w->faults, SRD_FAULT_RX, dev->name))
-		srd_faults_judge(&w->faults, SRD_FAULT_RX, dev->name, qpn, op,
-				 &v);
-	if (v.actions & (1u << SRD_FAULT_DROP)) {
-		c->fault_drops++;
-		return;
-	}
-	if (v.actions) {
-		struct wire_frame *f = wire_frame_of_bytes(m, buf, len);
-
-		c->fault_other++;
-		if (f)
-			wire_frame_apply(w, f, &v, WIRE_NEXT_DELIVER);
-		return;
-	}
-	wire_rx_deliver(w, dev, m, false, buf, len);
+	if (wire_rx_judge(w, dev, c, m, buf, len, false))
+		wire_rx_deliver(w, dev, m, false, buf, len);
 }
