@@ -88,16 +88,3 @@ void srd_htab_del(struct srd_htab *t, struct srd_hnode *n)
 		}
 	}
 }
-
-int srd_htab_each(const struct srd_htab *t,
-		  int (*fn)(struct srd_hnode *n, void *arg), void *arg)
-{
-	for (uint32_t b = 0; t->bucket && b <= t->mask; b++)
-		for (struct srd_hnode *n = t->bucket[b]; n; n = n->next) {
-			int ret = fn(n, arg);
-
-			if (ret)
-				return ret;
-		}
-	return 0;
-}

@@ -24,8 +24,5 @@ void srd_htab_fini(struct srd_htab *t);
 int srd_htab_add(struct srd_htab *t, struct srd_hnode *n);
 struct srd_hnode *srd_htab_find(const struct srd_htab *t, uint64_t key);
 void srd_htab_del(struct srd_htab *t, struct srd_hnode *n);
-/* fn on every node until it returns nonzero; that value, or 0. */
-int srd_htab_each(const struct srd_htab *t,
-		  int (*fn)(struct srd_hnode *n, void *arg), void *arg);
 
 #endif

@@ -103,6 +103,9 @@ struct srd_cq {
 	const struct srd_cqe *cur;
 	uint32_t empty_polls; /* in a row, to yield the CPU now and then */
 	uint64_t idle_since;  /* ns: when polls began to come back empty */
+	/* QPs whose send CQ this is (send_cq_node), under the context's
+	 * qpn_tab lock: a poller looks for a send completion due. */
+	struct list_head send_qps;
 };
 
 /* Empty polls in a row after which a poller yields the CPU. */
@@ -155,7 +158,8 @@ struct srd_qp {
 		struct ibv_qp_ex qp_ex;
 	};
 	struct srd_evobj ev;
-	struct srd_hnode qpn_node; /* key: qp_num */
+	struct srd_hnode qpn_node;     /* key: qp_num */
+	struct list_node send_cq_node; /* in its send CQ's send_qps */
 	struct srd_wq sq;
 	struct srd_wq rq;
 	bool sq_sig_all;

@@ -164,37 +164,29 @@ static uint64_t poll_sleep_ns(void)
 	return env_ns("SOFTRDMA_POLL_SLEEP_US", SRD_POLL_SLEEP_NS, &cache);
 }
 
-struct expect_arg {
-	const struct ibv_cq *cq;
-	bool found;
-};
-
-static int qp_expects(struct srd_hnode *n, void *arg)
-{
-	struct srd_qp *qp = container_of(n, struct srd_qp, qpn_node);
-	struct expect_arg *a = arg;
-	uint32_t sig =
-		atomic_load_explicit(&qp->sq.sig_head, memory_order_relaxed);
-	uint32_t tail =
-		atomic_load_explicit(&qp->sq.tail, memory_order_relaxed);
-
-	if (qp->qp.send_cq == a->cq && (int32_t)(sig - tail) > 0)
-		a->found = true;
-	return a->found;
-}
-
 /* A signaled send WQE whose completion goes to cq is still outstanding:
  * a CQE will come, and the daemon wakes a sleeping poller for it.  A
  * receive CQ may wait for a peer forever, so nobody sleeps on it. */
 static bool cq_expects_completion(struct srd_cq *cq)
 {
 	struct srd_context *ctx = to_ctx(cq->cq.context);
-	struct expect_arg a = { .cq = &cq->cq };
+	bool found = false;
 
 	pthread_mutex_lock(&ctx->qpn_tab.lock);
-	srd_htab_each(&ctx->qpn_tab, qp_expects, &a);
+	list_for_each (&cq->send_qps, it) {
+		struct srd_qp *qp = list_entry(it, struct srd_qp, send_cq_node);
+		uint32_t sig = atomic_load_explicit(&qp->sq.sig_head,
+						    memory_order_relaxed);
+		uint32_t tail = atomic_load_explicit(&qp->sq.tail,
+						     memory_order_relaxed);
+
+		if ((int32_t)(sig - tail) > 0) {
+			found = true;
+			break;
+		}
+	}
 	pthread_mutex_unlock(&ctx->qpn_tab.lock);
-	return a.found;
+	return found;
 }
 
 /* Block until the daemon writes the CQE at cons, or poll_sleep_ns(). */
