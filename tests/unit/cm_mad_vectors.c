@@ -282,8 +282,8 @@ int main(void)
 
 	ret = srd_pcap_open(&r, path);
 	if (ret == -ENOENT) {
-		printf("SKIP: %s not found\n", path);
-		return 77;
+		printf("FAIL: %s not found\n", path);
+		return 1;
 	}
 	if (ret) {
 		fprintf(stderr, "FAIL: open %s: %d\n", path, ret);

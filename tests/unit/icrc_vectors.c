@@ -274,8 +274,8 @@ int main(void)
 
 	d = opendir(dir);
 	if (!d) {
-		printf("SKIP: no captures in %s\n", dir);
-		return 77;
+		printf("FAIL: no captures in %s\n", dir);
+		return 1;
 	}
 	while ((de = readdir(d)) && n < MAX_FILES) {
 		size_t l = strlen(de->d_name);
@@ -285,8 +285,8 @@ int main(void)
 	}
 	closedir(d);
 	if (!n) {
-		printf("SKIP: no .pcap files in %s\n", dir);
-		return 77;
+		printf("FAIL: no .pcap files in %s\n", dir);
+		return 1;
 	}
 	qsort(names, n, sizeof(names[0]), cmp_names);
 	pk = malloc(sizeof(*pk));

@@ -63,7 +63,7 @@ static void copy_rxe(const char *out, unsigned long *count)
 	*count = 0;
 	d = opendir(SRD_RXE_VECTORS_DIR);
 	if (!d) {
-		printf("no rxe captures: copying them skipped\n");
+		FAIL("no rxe captures in %s\n", SRD_RXE_VECTORS_DIR);
 		return;
 	}
 	if (srd_pcap_create(&w, out, SRD_PCAP_LINK_ETHERNET, 0)) {
