@@ -2,9 +2,18 @@
 # SPDX-License-Identifier: MIT
 # Lint: formatting, licence lines, banned functions.  Exit 1 on any finding.
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 rc=0
 files=$(git ls-files '*.c' '*.h')
+
+# Formatting differs between clang-format majors: the tree follows one.
+clang_format_major=14
+have=$(clang-format --version 2>/dev/null | sed -n 's/.*version \([0-9]*\)\..*/\1/p')
+if [ "$have" != "$clang_format_major" ]; then
+	echo "clang-format $clang_format_major is needed (found '${have:-none}'):" \
+		"apt-get install clang-format-$clang_format_major"
+	exit 1
+fi
 
 bad=""
 for f in $files; do
@@ -19,6 +28,22 @@ for f in $(git ls-files '*.c' '*.h' '*.sh' '*.py' 'CMakeLists.txt' '*.cmake'); d
 	head -n 3 "$f" | grep -q 'SPDX-License-Identifier' ||
 		{ echo "missing SPDX line: $f"; rc=1; }
 done
+
+# Shell scripts (sourced libraries followed, see .shellcheckrc) and Python.
+if command -v shellcheck >/dev/null; then
+	# shellcheck disable=SC2046 # one word per file
+	shellcheck -x -S warning $(git ls-files '*.sh') || rc=1
+else
+	echo "shellcheck not found: apt-get install shellcheck"
+	rc=1
+fi
+if command -v pyflakes3 >/dev/null; then
+	# shellcheck disable=SC2046
+	pyflakes3 $(git ls-files '*.py') || rc=1
+else
+	echo "pyflakes3 not found: apt-get install pyflakes3"
+	rc=1
+fi
 
 # Unbounded or error-swallowing libc calls.
 banned='\b(strcpy|strcat|sprintf|vsprintf|gets|atoi|atol|atoll)\s*\('

@@ -17,6 +17,7 @@ XHOST=${NS_XHOST:-$NS_BUILD/tests/netns/netns_xhost}
 ICRC=${NS_ICRC_CHECK:-$NS_BUILD/tests/netns/netns_icrc_check}
 [ -x "$XHOST" ] || ns_fail "no xhost program ($XHOST)"
 [ -x "$ICRC" ] || ns_fail "no icrc_check program ($ICRC)"
+# shellcheck disable=SC2034 # read through eval in lib.sh
 NS_DAEMON_ENV_1="SOFTRDMA_PCAP=$NS_TMP/daemon1.pcap"
 ns_setup 2
 ns_no_gso 1 2

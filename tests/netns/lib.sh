@@ -47,11 +47,10 @@ NS_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 NS_BUILD=${SRD_BUILD:-$NS_LIB_DIR/../../build}
 NS_BIN=$NS_BUILD/bin
 NS_LIBDIR=$NS_BUILD/lib
-NS_NAME=test
+NS_NAME="test"
 NS_TMP=
 NS_LIST=()
 NS_HOSTS=0
-NS_BRIDGE_NS=
 NS_DAEMON_PIDS=()
 NS_BG_PIDS=()
 NS_WATCHDOG_PID=
@@ -195,6 +194,7 @@ ns_init()
 		# Its sleep goes with it: a sleep left behind would hold the
 		# test's output open (ctest waits for that) long after the end.
 		trap 'kill $sp 2>/dev/null; exit 0' TERM
+		# shellcheck disable=SC2217 # nothing may hold the test's stdin
 		sleep "$secs" >/dev/null 2>&1 </dev/null &
 		sp=$!
 		wait $sp || exit 0
@@ -318,7 +318,6 @@ ns_link_bridge()
 
 	br=$(ns_name br)
 	ns_add_ns "$br"
-	NS_BRIDGE_NS=$br
 	ip -n "$br" link add br0 type bridge forward_delay 0 stp_state 0 ||
 		ns_fail "bridge in $br"
 	ip -n "$br" link set br0 mtu "${NS_MTU:-1500}" up

@@ -31,6 +31,7 @@ nft)
 faults)
 	# Rules: see softrdmad(8).  Every kind of fault, on both daemons.
 	NS_FAULTS=${NS_FAULTS:-"reorder prob=0.02;dup prob=0.02;corrupt prob=0.01;delay us=1000 prob=0.02;drop prob=0.01"}
+	# shellcheck disable=SC2034 # read through eval in lib.sh
 	NS_DAEMON_ENV="SOFTRDMA_FAULTS=$NS_FAULTS"
 	faults=(--faults)
 	;;

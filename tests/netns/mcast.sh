@@ -15,6 +15,7 @@ ns_init mcast 110
 MCKEY=/usr/bin/mckey
 [ -x "$MCKEY" ] || ns_skip "no $MCKEY (rdmacm-utils)"
 command -v tshark >/dev/null || ns_skip "no tshark"
+# shellcheck disable=SC2034 # read through eval in lib.sh
 NS_DAEMON_ENV_1="SOFTRDMA_PCAP=$NS_TMP/daemon1.pcap"
 ns_setup 3
 group=239.1.2.3

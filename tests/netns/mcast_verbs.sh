@@ -23,9 +23,9 @@ member()
 	local k=$1 fam=$2 hex=$3
 
 	if [ "$fam" = v4 ]; then
-		ns_exec "$k" cat /proc/net/igmp | grep -qi "^[[:space:]]*$hex[[:space:]]"
+		ns_exec "$k" cat /proc/net/igmp | grep -qi "^[[:space:]]*${hex}[[:space:]]"
 	else
-		ns_exec "$k" cat /proc/net/igmp6 | grep -qi "[[:space:]]$hex[[:space:]]"
+		ns_exec "$k" cat /proc/net/igmp6 | grep -qi "[[:space:]]${hex}[[:space:]]"
 	fi
 }
 

@@ -24,7 +24,6 @@ Exit 0 pass, 1 fail, 77 when readelf or a library is missing.
 import argparse
 import os
 import shutil
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),

@@ -10,7 +10,7 @@ t_start_daemon
 "$bin" >"$T_TMP/out" 2>&1 &
 pid=$!
 T_PIDS="$pid"
-for i in $(seq 100); do
+for _ in $(seq 100); do
 	grep -q 'async event FD' "$T_TMP/out" && break
 	sleep 0.05
 done

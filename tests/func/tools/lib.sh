@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # SPDX-License-Identifier: MIT
 # Sourced by the tool tests: a private daemon for this test, free TCP
 # ports, waiting for a server to listen, and pass/fail/skip exits.
@@ -38,14 +39,15 @@ t_show() {
 # A daemon of our own under a private socket name: no stale daemon from
 # another build can answer for it, and it goes away with the test.
 t_start_daemon() {
-	local i
+	local _
 	[ -n "$SOFTRDMAD" ] && [ -x "$SOFTRDMAD" ] ||
 		t_skip "SOFTRDMAD does not name the daemon binary"
-	export SOFTRDMA_SOCKET="srdtools-$(basename "$0" .sh)-$$"
+	SOFTRDMA_SOCKET="srdtools-$(basename "$0" .sh)-$$"
+	export SOFTRDMA_SOCKET
 	"$SOFTRDMAD" --foreground --socket "$SOFTRDMA_SOCKET" \
 		--idle-exit 300 >"$T_TMP/daemon.log" 2>&1 &
 	T_DAEMON=$!
-	for i in $(seq 100); do
+	for _ in $(seq 100); do
 		grep -q "@$SOFTRDMA_SOCKET\$" /proc/net/unix && return 0
 		kill -0 "$T_DAEMON" 2>/dev/null || break
 		sleep 0.05
@@ -74,8 +76,8 @@ t_free_port() {
 
 # Waits up to 20 s for pid $2 to listen on port $1.
 t_wait_listen() {
-	local i
-	for i in $(seq 400); do
+	local _
+	for _ in $(seq 400); do
 		t_listening "$1" && return 0
 		kill -0 "$2" 2>/dev/null || return 1
 		sleep 0.05

@@ -16,7 +16,7 @@ shift 2
 [ -x "$client_bin" ] || t_skip "no $client_bin"
 t_start_daemon
 
-for attempt in 1 2 3; do
+for _ in 1 2 3; do
 	port=$(t_free_port)
 	timeout 60 "$server_bin" -p "$port" "$@" >"$T_TMP/server.out" \
 		2>"$T_TMP/server.err" &
@@ -38,7 +38,7 @@ crc=$?
 # A client that failed may leave the server waiting for its peer forever:
 # give it a moment to finish on its own, then stop it.
 if [ $crc -ne 0 ]; then
-	for i in $(seq 40); do
+	for _ in $(seq 40); do
 		kill -0 "$spid" 2>/dev/null || break
 		sleep 0.05
 	done
