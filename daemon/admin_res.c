@@ -132,8 +132,6 @@ static bool fill_qp(struct srd_daemon *d, void *obj, uint32_t dev_index,
 
 	if (!dev_match(dev_index, qp->dev))
 		return false;
-	/* The PSNs as they are now, not as last set (as rxe reports). */
-	engine_qp_query(qp, &attr);
 	e->qpn = qp->qpn;
 	e->dev_index = dev_of(qp->dev);
 	e->pid = pid_of(qp->owner);
@@ -183,15 +181,6 @@ int cmd_admin_res_qp(struct srd_client *c, struct srd_req *rq,
 {
 	return list_table(c, rq, rp, &c->d->qps_by_num,
 			  sizeof(struct srd_admin_qp_info), fill_qp);
-}
-
-__attribute__((weak)) uint32_t
-cm_admin_list_ids(struct srd_daemon *d, uint32_t start, uint32_t dev_index,
-		  struct srd_admin_cm_id_info *out, uint32_t max,
-		  uint32_t *next)
-{
-	*next = SRD_ADMIN_END;
-	return 0;
 }
 
 int cmd_admin_res_cm_id(struct srd_client *c, struct srd_req *rq,

@@ -53,7 +53,6 @@ int shm_create(const char *name, size_t len, unsigned int extra_seals,
 	       void **map);
 
 /* --- device.c ------------------------------------------------------------- */
-int device_add(struct srd_daemon *d, const char *name, const char *netdev);
 void devices_fini(struct srd_daemon *d);
 struct srd_device *device_by_index(struct srd_daemon *d, uint32_t index);
 uint32_t device_count(struct srd_daemon *d);

@@ -18,10 +18,6 @@
 #include "common/dump.h"
 #include "daemon/core.h"
 
-/* Weak, so the daemon links (without traces) before common/dump.c has
- * its implementation; CMakeLists pulls it in with -u when it does. */
-#pragma weak srd_dump_cqe
-
 static size_t cq_map_len(uint32_t entries)
 {
 	return SRD_RING_CTL_BYTES + (size_t)entries * sizeof(struct srd_cqe);
@@ -205,11 +201,8 @@ static void cq_trace(struct srd_cq *cq, uint32_t idx, const struct srd_cqe *e)
 	FILE *f = fmemopen(buf, sizeof(buf), "w");
 	long n;
 
-	if (!srd_dump_cqe || !f) {
-		if (f)
-			fclose(f);
+	if (!f)
 		return;
-	}
 	srd_dump_cqe(f, cq->handle, idx, e);
 	fflush(f);
 	n = ftell(f);

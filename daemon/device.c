@@ -216,14 +216,6 @@ int device_create(struct srd_daemon *d, const char *name, const char *netdev,
 	return 0;
 }
 
-/* Compatibility entry point (core.h): a device on an interface. */
-int device_add(struct srd_daemon *d, const char *name, const char *netdev)
-{
-	struct srd_device *dev;
-
-	return link_add(d, name, netdev, 0, &dev);
-}
-
 struct srd_device *device_by_name(struct srd_daemon *d, const char *name)
 {
 	list_for_each (&d->devices, it) {

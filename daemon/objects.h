@@ -283,12 +283,6 @@ void engine_qp_destroy(struct srd_qp *qp);
  */
 void engine_qp_modified(struct srd_qp *qp, enum ibv_qp_state old,
 			int attr_mask);
-/*
- * QUERY_QP: fill in what only the engine knows live, as rxe reports it:
- * sq_psn (next PSN to send), rq_psn (next PSN expected), sq_draining.
- * Optional: the core has a weak default that leaves attr as it is.
- */
-void engine_qp_query(struct srd_qp *qp, struct ibv_qp_attr *attr);
 /* Called after an SRQ was armed or destroyed. */
 void engine_srq_destroyed(struct srd_srq *srq);
 

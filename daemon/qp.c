@@ -259,7 +259,6 @@ int cmd_query_qp(struct srd_client *c, struct srd_req *rq, struct srd_rep *rp)
 	rep->attr = qp->attr;
 	rep->attr.cur_qp_state = qp->attr.qp_state;
 	rep->attr.cap = qp->cap;
-	engine_qp_query(qp, &rep->attr);
 	rep->cap = qp->cap;
 	rep->sq_sig_all = qp->sq_sig_all;
 	return 0;

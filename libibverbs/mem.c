@@ -21,7 +21,6 @@
 pthread_mutex_t srd_seg_lock = PTHREAD_MUTEX_INITIALIZER;
 struct list_head srd_segs = { { &srd_segs.n, &srd_segs.n } };
 pid_t srd_ptracer_pid;
-static unsigned int seg_count;
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 
 static uintptr_t page_size(void)
@@ -42,7 +41,6 @@ void srd_seg_unlist(struct srd_seg *g)
 	if (g->in_list) {
 		list_del(&g->node);
 		g->in_list = false;
-		seg_count--;
 	}
 }
 
@@ -62,7 +60,6 @@ static void seg_insert(struct srd_seg *g)
 	pos->prev->next = &g->node;
 	pos->prev = &g->node;
 	g->in_list = true;
-	seg_count++;
 }
 
 /* Does the maps listing still show g wherever it lies inside [lo, hi)? */
@@ -302,14 +299,4 @@ void srd_mem_release(struct srd_mem_ref *ref)
 	free(ref->seg);
 	ref->seg = NULL;
 	ref->nseg = 0;
-}
-
-unsigned int srd_mem_segment_count(void)
-{
-	unsigned int n;
-
-	pthread_mutex_lock(&srd_seg_lock);
-	n = seg_count;
-	pthread_mutex_unlock(&srd_seg_lock);
-	return n;
 }

@@ -49,6 +49,5 @@ int srd_mem_acquire(const void *addr, size_t len, bool need_write,
 void srd_mem_release(struct srd_mem_ref *ref);
 
 /* Live segments (for tests and debugging). */
-unsigned int srd_mem_segment_count(void);
 
 #endif

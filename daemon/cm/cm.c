@@ -106,11 +106,6 @@ void cm_client_gone(struct srd_client *c)
 		cm_chan_destroy(ch);
 }
 
-const struct srd_cm_counters *cm_counters(struct srd_daemon *d)
-{
-	return d->cm ? &d->cm->cnt : NULL;
-}
-
 static uint32_t list_count(const struct list_head *h)
 {
 	uint32_t n = 0;
@@ -162,10 +157,7 @@ void cm_fini(struct srd_daemon *d)
 	d->cm = NULL;
 }
 
-/* --- the ids for `softrdma resource show cm_id` ---------------------------
- * The strong definition of cm_admin_list_ids (daemon/admin.h), here
- * because this file is always linked: a strong symbol alone in an object
- * of the static library would lose to the weak default. */
+/* --- the ids for `softrdma resource show cm_id` ------------------------- */
 
 static uint32_t admin_state(const struct cma_id *id)
 {

@@ -99,8 +99,6 @@ struct srd_cm {
 	struct srd_dev_notifier notifier; /* devices coming and going */
 };
 
-/* The CM's counters (NULL before the first CM command). */
-const struct srd_cm_counters *cm_counters(struct srd_daemon *d);
 /* What the CM holds and its counters, as CM_STATS reports them. */
 void cm_stats(struct srd_daemon *d, struct srd_cm_stats_rep *r);
 

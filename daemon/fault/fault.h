@@ -123,9 +123,6 @@ bool srd_faults_may_match(const struct srd_faults *f, enum srd_fault_dir dir,
 /* A random number from the rules' generator (for what corrupt flips). */
 uint64_t srd_faults_random(struct srd_faults *f);
 
-/* The names of the actions ("drop", ...). */
-const char *srd_fault_action_name(unsigned int action);
-
 /* One line per rule with its counters into buf (for logs and listings);
  * returns the length written (truncated to size). */
 size_t srd_faults_describe(const struct srd_faults *f, char *buf, size_t size);

@@ -14,11 +14,6 @@ static const char *const action_names[SRD_FAULT_NACTIONS] = {
 	[SRD_FAULT_CORRUPT] = "corrupt",
 };
 
-const char *srd_fault_action_name(unsigned int action)
-{
-	return action < SRD_FAULT_NACTIONS ? action_names[action] : "?";
-}
-
 static int fail(char *err, size_t errlen, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
