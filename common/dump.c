@@ -128,7 +128,7 @@ static const char *wc_opcode_name(unsigned int op)
 }
 
 /* enum ibv_wc_status, by its enumerator name */
-static const char *wc_status_name(unsigned int st)
+const char *srd_wc_status_name(unsigned int st)
 {
 	static const char *const names[] = {
 		"SUCCESS",
@@ -294,7 +294,7 @@ void srd_dump_cqe(FILE *f, uint32_t cqn, uint32_t idx,
 	       "%s(%u) "
 	       "byte_len %u wqe_idx %u",
 	       cqn, idx, cqe->qp_num, wc_opcode_name(cqe->opcode),
-	       (unsigned long long)cqe->wr_id, wc_status_name(cqe->status),
+	       (unsigned long long)cqe->wr_id, srd_wc_status_name(cqe->status),
 	       cqe->status, cqe->byte_len, cqe->wqe_idx);
 	sb_add(s, " wc_flags ");
 	sb_flags(s, cqe->wc_flags, wcf, 7);

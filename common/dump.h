@@ -29,4 +29,8 @@ void srd_dump_recv_wqe(FILE *f, uint32_t qpn, uint32_t idx, const void *slot,
 void srd_dump_cqe(FILE *f, uint32_t cqn, uint32_t idx,
 		  const struct srd_cqe *cqe);
 
+/* An enum ibv_wc_status by its enumerator name without the prefix
+ * ("REM_ACCESS_ERR"), "UNKNOWN" past the last. */
+const char *srd_wc_status_name(unsigned int st);
+
 #endif

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "daemon/core.h"
 #include "daemon/transport/engine.h"
 
 enum comp_state {
@@ -39,7 +40,7 @@ static const char *const comp_state_name[] = {
 	[CS_DONE] = "DONE",
 };
 
-const char *completer_state_name(unsigned int s)
+static const char *completer_state_name(unsigned int s)
 {
 	return s < sizeof(comp_state_name) / sizeof(comp_state_name[0])
 		       ? comp_state_name[s]
@@ -422,6 +423,8 @@ void completer_rx(struct srd_qp_transport *tp, struct srd_pkt *pkt)
 	tp->cnt.rx_pkts += pkt->npkts;
 	skip_acked(tp, pkt);
 	while (st != CS_DONE) {
+		enum comp_state from = st;
+
 		switch (st) {
 		case CS_GET_WQE:
 			st = get_wqe(&c);
@@ -454,6 +457,14 @@ void completer_rx(struct srd_qp_transport *tp, struct srd_pkt *pkt)
 			st = CS_DONE;
 			break;
 		}
+		/* RNR waits, retries and errors (softrdmad --verbose). */
+		if (st == CS_RNR || st == CS_RETRY || st == CS_ERROR)
+			srd_log(SRD_LOG_DEBUG,
+				"qp 0x%x completer: %s -> %s, psn 0x%06x "
+				"opcode 0x%02x",
+				tp->qp->qpn, completer_state_name(from),
+				completer_state_name(st), pkt->psn,
+				pkt->opcode);
 	}
 	if (c.progress) {
 		tp->implied_retry = false;

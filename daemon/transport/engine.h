@@ -347,8 +347,6 @@ void tp_fill_path(struct srd_qp_transport *tp, struct srd_pkt *pkt);
 
 /* --- state names for debug output --- */
 const char *requester_state_name(uint8_t state);
-const char *responder_state_name(unsigned int state);
-const char *completer_state_name(unsigned int state);
 
 /* --- for tests and listings --- */
 const struct srd_tp_counters *engine_qp_counters(const struct srd_qp *qp);

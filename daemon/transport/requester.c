@@ -5,8 +5,9 @@
  * MTU with consecutive PSNs; a READ is one request that reserves a PSN for
  * every response packet; an atomic is one request.  It honours the fence
  * and the max_rd_atomic limit, keeps RC within its window (tp->cwnd), asks
- * for an ACK at the end of every message, every SRD_PKTS_PER_ACK packets
- * and four times per window, goes back to an earlier PSN when the
+ * for an ACK at the end of a message that nothing sendable follows
+ * (send_follows), every SRD_PKTS_PER_ACK packets and four times per
+ * window, goes back to an earlier PSN when the
  * completer says so (requester_rewind) and forward past what an ACK says
  * arrived (requester_skip).
  *

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "daemon/core.h"
 #include "daemon/transport/engine.h"
 
 enum resp_state {
@@ -64,7 +65,7 @@ static const char *const resp_state_name[] = {
 	[RS_DONE] = "DONE",
 };
 
-const char *responder_state_name(unsigned int s)
+static const char *responder_state_name(unsigned int s)
 {
 	return s < sizeof(resp_state_name) / sizeof(resp_state_name[0])
 		       ? resp_state_name[s]
@@ -827,6 +828,8 @@ void responder_rx(struct srd_qp_transport *tp, struct srd_pkt *pkt)
 			return;
 	}
 	while (st != RS_DONE) {
+		enum resp_state from = st;
+
 		switch (st) {
 		case RS_CHECK_PSN:
 			st = check_psn(&c);
@@ -894,6 +897,14 @@ void responder_rx(struct srd_qp_transport *tp, struct srd_pkt *pkt)
 			st = RS_DONE;
 			break;
 		}
+		/* What the responder refused, and where (softrdmad --verbose). */
+		if (st >= RS_DUPLICATE && st < RS_DONE)
+			srd_log(SRD_LOG_DEBUG,
+				"qp 0x%x responder: %s -> %s, psn 0x%06x "
+				"opcode 0x%02x",
+				qp->qpn, responder_state_name(from),
+				responder_state_name(st), pkt->psn,
+				pkt->opcode);
 	}
 }
 

@@ -8,6 +8,8 @@
 #include <errno.h>
 #include <string.h>
 
+#include "common/dump.h"
+#include "daemon/core.h"
 #include "daemon/transport/engine.h"
 
 /* Check a copied send WQE and fill in what the requester needs.
@@ -137,6 +139,10 @@ int sq_fetch(struct srd_qp_transport *tp)
 		if (st != IBV_WC_SUCCESS) {
 			s->state = SWQE_BAD;
 			s->status = st;
+			srd_log(SRD_LOG_DEBUG,
+				"qp 0x%x requester: WQE %u %s, %s", tp->qp->qpn,
+				idx, requester_state_name(s->state),
+				srd_wc_status_name(st));
 		}
 	}
 	tp->sq_fetched = prod;

@@ -44,8 +44,9 @@ t_start_daemon() {
 		t_skip "SOFTRDMAD does not name the daemon binary"
 	SOFTRDMA_SOCKET="srdtools-$(basename "$0" .sh)-$$"
 	export SOFTRDMA_SOCKET
+	# shellcheck disable=SC2086 # T_DAEMON_ARGS: words to add
 	"$SOFTRDMAD" --foreground --socket "$SOFTRDMA_SOCKET" \
-		--idle-exit 300 >"$T_TMP/daemon.log" 2>&1 &
+		--idle-exit 300 ${T_DAEMON_ARGS:-} >"$T_TMP/daemon.log" 2>&1 &
 	T_DAEMON=$!
 	for _ in $(seq 100); do
 		grep -q "@$SOFTRDMA_SOCKET\$" /proc/net/unix && return 0
