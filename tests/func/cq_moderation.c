@@ -6,7 +6,11 @@
  * moderation at the first CQE.  The CQEs themselves are never held.
  * Misuse: no attribute or an unknown one, a period beyond cq_mod_caps:
  * EINVAL.  The caps are ConnectX's: 65535 CQEs, 4095 µs.
+ *
+ * Built with SOFTRDMA_NO_INLINE_VERBS: the verbs <infiniband/verbs.h>
+ * defines inline are called through the library's exported copies.
  */
+#define SOFTRDMA_NO_INLINE_VERBS
 #include <stdio.h>
 
 #include "t_util.h"

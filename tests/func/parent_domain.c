@@ -7,7 +7,11 @@
  * them, IBV_ALLOCATOR_USE_DEFAULT, and the misuse errors mlx5 returns:
  * EINVAL for bad attributes, EBUSY for a TD, PD or parent domain still
  * in use, ENOMEM when the allocator has nothing.
+ *
+ * Built with SOFTRDMA_NO_INLINE_VERBS: the verbs <infiniband/verbs.h>
+ * defines inline are called through the library's exported copies.
  */
+#define SOFTRDMA_NO_INLINE_VERBS
 #include <stdio.h>
 #include <stdlib.h>
 
