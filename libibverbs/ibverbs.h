@@ -192,7 +192,23 @@ struct srd_wq {
 	 * sig_head once published (read by pollers deciding to sleep). */
 	uint32_t sig_next;
 	_Atomic uint32_t sig_head;
+	/* On a thread domain: one thread posts at a time, as the
+	 * application promised, so posting takes no lock (mlx5 does the
+	 * same). */
+	bool single_thread;
 };
+
+static inline void srd_wq_lock(struct srd_wq *wq)
+{
+	if (!wq->single_thread)
+		pthread_spin_lock(&wq->lock);
+}
+
+static inline void srd_wq_unlock(struct srd_wq *wq)
+{
+	if (!wq->single_thread)
+		pthread_spin_unlock(&wq->lock);
+}
 
 /* After publishing up to wq->head: a signaled WQE written by a post that
  * failed later lies beyond head and is not announced. */

@@ -118,6 +118,7 @@ struct srd_qp *srd_qp_create(struct ibv_context *context, struct ibv_pd *pd,
 		rep.rq_offset);
 	qp->rq.max_wr = rep.cap.max_recv_wr;
 	qp->rq.max_sge = rep.cap.max_recv_sge;
+	qp->sq.single_thread = qp->rq.single_thread = qp->pdom && qp->pdom->td;
 	qp->sq_sig_all = !!attr->sq_sig_all;
 	qp->cap = rep.cap;
 	attr->cap = rep.cap;
