@@ -6,7 +6,8 @@
  * or zero (EINVAL), the device's memory used up (ENOMEM), copies outside
  * the DM (EFAULT) or not in 4-byte words (EINVAL), an MR without
  * IBV_ACCESS_ZERO_BASED or beyond the DM (EINVAL), freeing a DM with an
- * MR on it (EBUSY).
+ * MR on it (EBUSY), re-registering a DM MR (EINVAL).  A client that dies
+ * gives its device memory back.
  *
  * Built with SOFTRDMA_NO_INLINE_VERBS: every verb here, inline in
  * <infiniband/verbs.h>, is called through the library's exported copy.
@@ -44,6 +45,45 @@ static void alloc_errors(struct t_dev *d, uint64_t max)
 	T_OK(ibv_free_dm(dm));
 }
 
+/* Holds all of the device's memory, with an MR on it, and dies. */
+static int child_hog(int fd, void *arg)
+{
+	uint64_t max = *(uint64_t *)arg;
+	struct ibv_dm *dm;
+	struct t_dev d;
+	char c = 0;
+
+	t_dev_open(&d);
+	dm = T_NONNULL(dm_alloc(&d, max));
+	T_NONNULL(
+		ibv_reg_dm_mr(d.pd, dm, 0, max,
+			      IBV_ACCESS_ZERO_BASED | IBV_ACCESS_LOCAL_WRITE));
+	t_sock_send(fd, &c, 1);
+	t_sock_recv(fd, &c, 1);
+	return 0;
+}
+
+/* A client that dies gives its device memory back. */
+static void dying_client(struct t_dev *d, uint64_t max)
+{
+	uint64_t until;
+	struct t_child ch;
+	struct ibv_dm *dm;
+	char c = 0;
+
+	t_fork(&ch, child_hog, &max);
+	t_sock_recv(ch.fd, &c, 1);
+	T_NULL_ERRNO(dm_alloc(d, 64), ENOMEM);
+	t_sock_send(ch.fd, &c, 1);
+	T_EQ(t_child_wait(&ch, T_WAIT_MS), 0);
+	until = t_now_ms() + T_WAIT_MS;
+	while (!(dm = dm_alloc(d, max)) && errno == ENOMEM &&
+	       t_now_ms() < until)
+		t_sleep_ms(10);
+	T_ASSERT(dm);
+	T_OK(ibv_free_dm(dm));
+}
+
 int main(void)
 {
 	const unsigned int acc =
@@ -65,6 +105,7 @@ int main(void)
 	T_OK(ibv_query_device_ex(d.ctx, NULL, &ax));
 	T_EQ(ax.max_dm_size, 256 * 1024);
 	alloc_errors(&d, ax.max_dm_size);
+	dying_client(&d, ax.max_dm_size);
 
 	dm = T_NONNULL(dm_alloc(&d, DM_LEN));
 	T_PTR_EQ(dm->context, d.ctx);
@@ -98,6 +139,11 @@ int main(void)
 	/* Half of it, at an offset: its address 0 is the DM's 4096. */
 	mr2 = T_NONNULL(ibv_reg_dm_mr(d.pd, dm, 4096, 4096, acc));
 	T_RET(ibv_free_dm(dm), EBUSY);
+	/* As uverbs: an MR over device memory is not re-registered. */
+	errno = 0;
+	T_EQ(ibv_rereg_mr(mr2, IBV_REREG_MR_CHANGE_PD, d.pd, NULL, 0, 0),
+	     IBV_REREG_MR_ERR_CMD);
+	T_EQ(errno, EINVAL);
 
 	t_pair_create(&d, &p, IBV_QPT_RC, NULL, NULL);
 	t_buf_alloc(&d, &src, DM_LEN, T_ACCESS_ALL);
