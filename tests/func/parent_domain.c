@@ -217,20 +217,32 @@ int main(void)
 		T_EXPECT_WC(cqb, &wc, 2000 + i, IBV_WC_SUCCESS, IBV_WC_SEND);
 	}
 
+	/* Resizing takes a new ring from the allocator, frees the old. */
+	T_OK(ibv_resize_cq(ibv_cq_ex_to_cq(cqa), 300));
+	T_EQ(pl.allocs, 3);
+	T_EQ(pl.buf[2].type, SOFTRDMA_RES_TYPE_CQ);
+	T_EQ(pl.frees, 1);
+	T_ASSERT(pl.buf[0].freed);
+	t_post_send(qa, magic + 1, IBV_WR_RDMA_WRITE, src.mr, src.p, 64,
+		    IBV_SEND_SIGNALED, (uintptr_t)dst.p, dst.mr->rkey);
+	T_EXPECT_WC(ibv_cq_ex_to_cq(cqa), &wc, magic + 1, IBV_WC_SUCCESS,
+		    IBV_WC_RDMA_WRITE);
+	T_ASSERT(holds(pl.buf[2].p, pl.buf[2].size, magic + 1));
+
 	/* In use by the CQ and the QP: EBUSY. */
 	T_RET(ibv_dealloc_pd(pdom), EBUSY);
 	T_OK(ibv_destroy_qp(qa));
-	T_EQ(pl.frees, 1);
+	T_EQ(pl.frees, 2);
 	T_ASSERT(pl.buf[1].freed);
 	T_RET(ibv_dealloc_pd(pdom), EBUSY);
 	T_OK(ibv_destroy_cq(ibv_cq_ex_to_cq(cqa)));
-	T_EQ(pl.frees, 2);
-	T_ASSERT(pl.buf[0].freed);
+	T_EQ(pl.frees, 3);
+	T_ASSERT(pl.buf[2].freed);
 
 	/* An allocator with nothing to give: ENOMEM. */
 	pl.mode = NOTHING;
 	T_NULL_ERRNO(cq_on(&d, pdom), ENOMEM);
-	T_EQ(pl.frees, 2);
+	T_EQ(pl.frees, 3);
 	T_OK(ibv_dealloc_pd(pdom));
 	T_OK(ibv_dealloc_td(td));
 
