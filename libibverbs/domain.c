@@ -135,6 +135,9 @@ int srd_ring_map(struct srd_ring_map *m, struct srd_pd *pdom, uint64_t res_type,
 	void *buf, *map;
 	int err;
 
+	/* Mappings are whole pages: the buffer must be too, or the last
+	 * page would cover memory the allocator gave someone else. */
+	len = (len + SRD_PAGE_SIZE - 1) & ~((size_t)SRD_PAGE_SIZE - 1);
 	buf = ring_alloc(pdom, res_type, len, &err);
 	if (err)
 		return err;

@@ -255,8 +255,8 @@ struct srd_srq {
 	struct srd_evobj ev;
 	struct srd_wq wq;
 	uint32_t limit;
-	void *map;
-	size_t map_len;
+	struct srd_ring_map rmap;
+	struct srd_pd *pdom; /* the parent domain it was created on */
 };
 
 static inline struct srd_srq *to_srq(struct ibv_srq *s)

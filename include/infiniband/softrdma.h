@@ -13,6 +13,8 @@
 #define SOFTRDMA_RES_TYPE_PROVIDER ((uint64_t)0x5352 << 32) /* "SR" */
 /* A QP's control page, send queue and receive queue (one buffer). */
 #define SOFTRDMA_RES_TYPE_QP (SOFTRDMA_RES_TYPE_PROVIDER | 1)
+/* An SRQ's control page and ring (one buffer). */
+#define SOFTRDMA_RES_TYPE_SRQ (SOFTRDMA_RES_TYPE_PROVIDER | 4)
 /* A CQ's control page and CQE ring (one buffer). */
 #define SOFTRDMA_RES_TYPE_CQ (SOFTRDMA_RES_TYPE_PROVIDER | 5)
 

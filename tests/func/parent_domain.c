@@ -4,7 +4,7 @@
  * ibv_alloc_parent_domain with alloc/free callbacks, CQs
  * (ibv_create_cq_ex's parent_domain) and QPs (ibv_create_qp_ex's pd) on
  * it with their rings in the memory the callback gave, traffic through
- * them, IBV_ALLOCATOR_USE_DEFAULT, and the misuse errors mlx5 returns:
+ * them, an SRQ's ring too, IBV_ALLOCATOR_USE_DEFAULT, and the misuse errors mlx5 returns:
  * EINVAL for bad attributes, EBUSY for a TD, PD or parent domain still
  * in use, ENOMEM when the allocator has nothing.
  *
@@ -51,7 +51,10 @@ static void *pool_alloc(struct ibv_pd *pd, void *ctx, size_t size, size_t align,
 		return IBV_ALLOCATOR_USE_DEFAULT;
 	if (pl->mode == NOTHING || pl->allocs > MAX_BUFS)
 		return NULL;
+	/* Whole pages, or the ring's last page would cover heap memory
+	 * beyond the buffer. */
 	T_EQ(align, 4096);
+	T_EQ(size % 4096, 0);
 	if (posix_memalign(&p, align, size))
 		return NULL;
 	memset(p, 0xa5, size);
@@ -141,6 +144,9 @@ int main(void)
 {
 	struct ibv_parent_domain_init_attr pa = { 0 };
 	struct ibv_td_init_attr ta = { 0 };
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 16,
+						  .max_sge = 1 } };
+	struct ibv_srq *srq;
 	const uint64_t magic = 0x5eedf00dcafe1234ull;
 	struct ibv_qp *qa, *qb;
 	struct ibv_cq *cqb;
@@ -229,20 +235,30 @@ int main(void)
 		    IBV_WC_RDMA_WRITE);
 	T_ASSERT(holds(pl.buf[2].p, pl.buf[2].size, magic + 1));
 
-	/* In use by the CQ and the QP: EBUSY. */
-	T_RET(ibv_dealloc_pd(pdom), EBUSY);
+	/* An SRQ on it: its ring too; it holds the parent domain. */
+	srq = T_NONNULL(ibv_create_srq(pdom, &sa));
+	T_EQ(pl.allocs, 4);
+	T_EQ(pl.buf[3].type, SOFTRDMA_RES_TYPE_SRQ);
+	t_post_srq_recv(srq, magic + 2, dst.mr, dst.p, 64);
+	T_ASSERT(holds(pl.buf[3].p, pl.buf[3].size, magic + 2));
 	T_OK(ibv_destroy_qp(qa));
 	T_EQ(pl.frees, 2);
 	T_ASSERT(pl.buf[1].freed);
 	T_RET(ibv_dealloc_pd(pdom), EBUSY);
-	T_OK(ibv_destroy_cq(ibv_cq_ex_to_cq(cqa)));
+	T_OK(ibv_destroy_srq(srq));
 	T_EQ(pl.frees, 3);
+	T_ASSERT(pl.buf[3].freed);
+
+	/* In use by the CQ: EBUSY. */
+	T_RET(ibv_dealloc_pd(pdom), EBUSY);
+	T_OK(ibv_destroy_cq(ibv_cq_ex_to_cq(cqa)));
+	T_EQ(pl.frees, 4);
 	T_ASSERT(pl.buf[2].freed);
 
 	/* An allocator with nothing to give: ENOMEM. */
 	pl.mode = NOTHING;
 	T_NULL_ERRNO(cq_on(&d, pdom), ENOMEM);
-	T_EQ(pl.frees, 3);
+	T_EQ(pl.frees, 4);
 	T_OK(ibv_dealloc_pd(pdom));
 	T_OK(ibv_dealloc_td(td));
 
