@@ -308,6 +308,8 @@ void srd_dump_cqe(FILE *f, uint32_t cqn, uint32_t idx,
 		sb_add(s, " src_qp 0x%x", cqe->src_qp);
 	if (cqe->vendor_err)
 		sb_add(s, " vendor_err 0x%x", cqe->vendor_err);
+	if (cqe->timestamp)
+		sb_add(s, " ts %llu", (unsigned long long)cqe->timestamp);
 	sb_add(s, " owner %u\n", cqe->owner);
 	sb_hex(s, cqe, sizeof(*cqe));
 	sb_flush(s, f);

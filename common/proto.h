@@ -66,6 +66,10 @@ enum srd_cmd {
 	SRD_CMD_DESTROY_AH,
 	SRD_CMD_ATTACH_MCAST,
 	SRD_CMD_DETACH_MCAST,
+	SRD_CMD_MODIFY_CQ,
+	SRD_CMD_ALLOC_DM,
+	SRD_CMD_FREE_DM,
+	SRD_CMD_REG_DM_MR,
 	SRD_CMD__MAX
 };
 
@@ -146,8 +150,18 @@ struct srd_comp_event {
 };
 
 /* --- queries ----------------------------------------------------------- */
+/* What ibv_query_device_ex adds that the daemon decides. */
+struct srd_device_caps_ex {
+	uint64_t max_dm_size;		    /* bytes of device memory */
+	uint64_t hca_core_clock;	    /* kHz */
+	uint64_t completion_timestamp_mask; /* valid bits of a timestamp */
+	uint16_t max_cq_count;		    /* CQ moderation */
+	uint16_t max_cq_period;		    /* µs */
+	uint32_t rsvd;
+};
 struct srd_query_device_rep {
 	struct ibv_device_attr attr;
+	struct srd_device_caps_ex ex;
 };
 struct srd_query_port_req {
 	uint32_t port_num;
@@ -232,11 +246,16 @@ struct srd_rereg_mr_req {
 /* --- completion channels and CQs -------------------------------------- */
 /* CREATE_COMP_CHANNEL reply carries one fd: the read end to poll. */
 
+/* srd_create_cq_req.flags */
+enum {
+	/* Write the device clock into every CQE (srd_cqe.timestamp). */
+	SRD_CQ_F_TIMESTAMP = 1 << 0,
+};
 struct srd_create_cq_req {
 	uint32_t cqe;		 /* requested */
 	uint32_t channel_handle; /* UINT32_MAX: none */
 	uint32_t comp_vector;
-	uint32_t rsvd;
+	uint32_t flags; /* SRD_CQ_F_* */
 	uint64_t user_handle;
 };
 /* Reply fd: [0] the CQ memfd, of ring_offset + entries * 64 bytes. */
@@ -256,6 +275,41 @@ struct srd_resize_cq_req {
 	uint32_t rsvd;
 };
 /* RESIZE_CQ reply: struct srd_create_cq_rep and the new memfd. */
+
+/* MODIFY_CQ: attr_mask is enum ibv_cq_attr_mask (IBV_CQ_ATTR_MODERATE):
+ * a completion event waits for cq_count CQEs or cq_period µs after the
+ * first one, whichever comes first. */
+struct srd_modify_cq_req {
+	uint32_t handle;
+	uint32_t attr_mask;
+	uint16_t cq_count;
+	uint16_t cq_period;
+	uint32_t rsvd;
+};
+
+/* --- device memory -------------------------------------------------------- */
+/* ALLOC_DM: memory of the device (the daemon), shared with the client. */
+struct srd_alloc_dm_req {
+	uint64_t length;
+	uint32_t log_align_req;
+	uint32_t rsvd;
+};
+/* Reply fd: [0] the DM memfd (map_len bytes; the first length count). */
+struct srd_alloc_dm_rep {
+	uint32_t handle;
+	uint32_t rsvd;
+	uint64_t map_len;
+};
+/* REG_DM_MR: an MR over [offset, offset + length) of a DM, zero based. */
+struct srd_reg_dm_mr_req {
+	uint32_t pd_handle;
+	uint32_t dm_handle;
+	uint64_t offset;
+	uint64_t length;
+	uint32_t access;
+	uint32_t rsvd;
+};
+/* REG_DM_MR reply: struct srd_reg_mr_rep. */
 
 /* --- QPs ---------------------------------------------------------------- */
 #define SRD_NO_HANDLE UINT32_MAX

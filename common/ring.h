@@ -12,6 +12,7 @@
 #define SOFTRDMA_COMMON_RING_H
 
 #include <assert.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define SRD_CACHELINE 64
@@ -141,10 +142,16 @@ struct srd_cqe {
 	uint8_t sl;
 	uint8_t dlid_path_bits;
 	uint8_t flags; /* SRD_CQE_* */
-	uint8_t rsvd[17];
+	uint8_t rsvd0[6];
+	/* Device clock (common/dev_clock.h) when the CQE was written, on
+	 * CQs created with SRD_CQ_F_TIMESTAMP; 0 otherwise. */
+	uint64_t timestamp;
+	uint8_t rsvd1[3];
 	uint8_t owner;
 };
 static_assert(sizeof(struct srd_cqe) == 64, "cqe layout");
+static_assert(offsetof(struct srd_cqe, timestamp) == 48, "cqe timestamp");
+static_assert(offsetof(struct srd_cqe, owner) == 59, "cqe owner");
 
 static inline uint8_t srd_cqe_owner_for(uint32_t idx, uint32_t log_entries)
 {

@@ -164,6 +164,8 @@ srd_cmd_fn cmd_create_cq, cmd_resize_cq, cmd_destroy_cq;
 srd_cmd_fn cmd_create_qp, cmd_modify_qp, cmd_query_qp, cmd_destroy_qp;
 srd_cmd_fn cmd_create_srq, cmd_modify_srq, cmd_query_srq, cmd_destroy_srq;
 srd_cmd_fn cmd_create_ah, cmd_destroy_ah;
+srd_cmd_fn cmd_modify_cq;
+srd_cmd_fn cmd_alloc_dm, cmd_free_dm, cmd_reg_dm_mr;
 
 /* --- object lookups and destructors (per object file) ---------------------- */
 struct srd_pd *pd_get(struct srd_client *c, uint32_t handle);
@@ -179,6 +181,8 @@ void qp_destroy(struct srd_qp *qp);
 struct srd_srq *srq_get(struct srd_client *c, uint32_t handle);
 void srq_destroy(struct srd_srq *srq);
 void ah_destroy(struct srd_ah *ah);
+struct srd_dm *dm_get(struct srd_client *c, uint32_t handle);
+void dm_destroy(struct srd_dm *dm);
 /* Check an address vector as CREATE_AH and MODIFY_QP(AV) need it. */
 int ah_attr_check(const struct srd_device *dev, const struct ibv_ah_attr *a);
 
@@ -190,6 +194,28 @@ int ah_attr_check(const struct srd_device *dev, const struct ibv_ah_attr *a);
  */
 bool qp_modify_is_ok(enum ibv_qp_state cur, enum ibv_qp_state next,
 		     enum ibv_qp_type type, uint32_t attr_mask);
+
+/* --- dm.c, device memory --------------------------------------------------- */
+/* Bytes of device memory a device has (max_dm_size), and the granule an
+ * allocation is counted in, as ConnectX's MEMIC counts it. */
+#define SRD_DM_MAX_SIZE (256u * 1024)
+#define SRD_DM_GRANULE 64u
+
+/* --- cq_mod.c: CQ moderation ------------------------------------------------ */
+/* The limits ConnectX reports (cq_mod_caps). */
+#define SRD_CQ_MOD_MAX_COUNT 65535
+#define SRD_CQ_MOD_MAX_PERIOD 4095 /* µs */
+/* A CQE that the CQ's arm asks an event for was written: true if
+ * moderation holds the event back for now. */
+bool cq_mod_hold(struct srd_cq *cq);
+/* The event was raised (or the CQ goes): forget what was held. */
+void cq_mod_reset(struct srd_cq *cq);
+/* Raise the events whose period ran out; true if any was. */
+bool cq_mod_progress(struct srd_daemon *d, uint64_t now_ns);
+/* Earliest moderation deadline in ns, or UINT64_MAX. */
+uint64_t cq_mod_next_deadline(struct srd_daemon *d);
+/* Raise cq's completion event now, if it is armed. */
+void cq_raise_event(struct srd_cq *cq);
 
 /* --- cq.c --------------------------------------------------------------- */
 /* Create a CQ object without a command (unit tests, internal users). */

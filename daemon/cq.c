@@ -15,6 +15,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "common/dev_clock.h"
 #include "common/dump.h"
 #include "daemon/core.h"
 
@@ -121,9 +122,12 @@ int cmd_create_cq(struct srd_client *c, struct srd_req *rq, struct srd_rep *rp)
 	}
 	if (req->comp_vector >= 1)
 		return -EINVAL;
+	if (req->flags & ~(uint32_t)SRD_CQ_F_TIMESTAMP)
+		return -EINVAL;
 	err = cq_create(c, req->cqe, ch, req->user_handle, &cq, &fd);
 	if (err)
 		return err;
+	cq->stamp = req->flags & SRD_CQ_F_TIMESTAMP;
 	cq_fill_rep(cq, rp);
 	rep_add_fd(rp, fd, false);
 	return 0;
@@ -173,6 +177,7 @@ int cmd_resize_cq(struct srd_client *c, struct srd_req *rq, struct srd_rep *rp)
 
 void cq_destroy(struct srd_cq *cq)
 {
+	cq_mod_reset(cq);
 	if (cq->channel)
 		cq->channel->refcnt--;
 	munmap(cq->map, cq->map_len);
@@ -211,11 +216,22 @@ static void cq_trace(struct srd_cq *cq, uint32_t idx, const struct srd_cqe *e)
 		return;
 }
 
+void cq_raise_event(struct srd_cq *cq)
+{
+	_Atomic uint32_t *arm = (_Atomic uint32_t *)&cq->ctl->arm;
+	struct srd_comp_event ev = { .cq_user_handle = cq->user_handle };
+
+	cq_mod_reset(cq);
+	if (!atomic_exchange_explicit(arm, 0, memory_order_acq_rel))
+		return;
+	if (cq->channel && write(cq->channel->wfd, &ev, sizeof(ev)) < 0)
+		return; /* full: the reader has events to read already */
+}
+
 static void cq_notify(struct srd_cq *cq, const struct srd_cqe *e)
 {
 	_Atomic uint32_t *arm = (_Atomic uint32_t *)&cq->ctl->arm;
 	_Atomic uint32_t *sleeper = (_Atomic uint32_t *)&cq->ctl->sleep;
-	struct srd_comp_event ev = { .cq_user_handle = cq->user_handle };
 	uint32_t a;
 
 	/* Pairs with the library's fences between arming (or announcing a
@@ -230,10 +246,9 @@ static void cq_notify(struct srd_cq *cq, const struct srd_cqe *e)
 	    !((a & SRD_CQ_ARM_SOLICITED) &&
 	      ((e->flags & SRD_CQE_SOLICITED) || e->status != IBV_WC_SUCCESS)))
 		return;
-	if (!atomic_exchange_explicit(arm, 0, memory_order_acq_rel))
+	if (cq_mod_hold(cq))
 		return;
-	if (cq->channel && write(cq->channel->wfd, &ev, sizeof(ev)) < 0)
-		return; /* full: the reader has events to read already */
+	cq_raise_event(cq);
 }
 
 int cq_push(struct srd_cq *cq, const struct srd_cqe *cqe)
@@ -254,6 +269,8 @@ int cq_push(struct srd_cq *cq, const struct srd_cqe *cqe)
 	idx = cq->prod;
 	dst = &cq->ring[idx & (cq->entries - 1)];
 	memcpy(dst, cqe, offsetof(struct srd_cqe, owner));
+	if (cq->stamp)
+		dst->timestamp = srd_dev_clock_ns();
 	atomic_store_explicit((_Atomic uint8_t *)&dst->owner,
 			      srd_cqe_owner_for(idx, cq->log_entries),
 			      memory_order_release);

@@ -35,6 +35,7 @@ static int tables_init(struct srd_daemon *d)
 	table_init(&d->srqs, 1, 16384);
 	table_init(&d->ahs, 1, 65536);
 	table_init(&d->channels, 1, 16384);
+	table_init(&d->dms, 1, 4096);
 	return 0;
 }
 
@@ -47,6 +48,7 @@ static void tables_fini(struct srd_daemon *d)
 	table_fini(&d->srqs);
 	table_fini(&d->ahs);
 	table_fini(&d->channels);
+	table_fini(&d->dms);
 }
 
 static int signals_init(struct srd_daemon *d)
@@ -72,6 +74,7 @@ int daemon_init(struct srd_daemon *d, const struct srd_options *o,
 	list_head_init(&d->devices);
 	list_head_init(&d->clients);
 	list_head_init(&d->qps);
+	list_head_init(&d->cq_timers);
 	d->listen_fd = listen_fd;
 	d->epfd = d->doorbell_fd = d->dev_page_fd = d->sig_fd = -1;
 	d->spin_ns = o->spin_us * 1000;

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/dev_clock.h"
 #include "common/proto_admin.h"
 #include "daemon/core.h"
 #include "daemon/link.h"
@@ -125,6 +126,11 @@ static void fill_attr(struct srd_device *dev)
 	a->max_pkeys = 1;
 	a->local_ca_ack_delay = 15;
 	a->phys_port_cnt = 1;
+	dev->caps_ex.max_dm_size = SRD_DM_MAX_SIZE;
+	dev->caps_ex.hca_core_clock = SRD_DEV_CLOCK_KHZ;
+	dev->caps_ex.completion_timestamp_mask = SRD_DEV_CLOCK_MASK;
+	dev->caps_ex.max_cq_count = SRD_CQ_MOD_MAX_COUNT;
+	dev->caps_ex.max_cq_period = SRD_CQ_MOD_MAX_PERIOD;
 }
 
 /* Removed devices that something may still refer to. */

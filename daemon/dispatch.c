@@ -67,6 +67,13 @@ static const struct cmd_desc verbs_cmds[SRD_CMD__MAX] = {
 				   sizeof(struct srd_mcast_req), 0 },
 	[SRD_CMD_DETACH_MCAST] = { cmd_detach_mcast,
 				   sizeof(struct srd_mcast_req), 0 },
+	[SRD_CMD_MODIFY_CQ] = { cmd_modify_cq, sizeof(struct srd_modify_cq_req),
+				0 },
+	[SRD_CMD_ALLOC_DM] = { cmd_alloc_dm, sizeof(struct srd_alloc_dm_req),
+			       0 },
+	[SRD_CMD_FREE_DM] = { cmd_free_dm, sizeof(struct srd_handle_req), 0 },
+	[SRD_CMD_REG_DM_MR] = { cmd_reg_dm_mr, sizeof(struct srd_reg_dm_mr_req),
+				0 },
 };
 
 void *rep_payload(struct srd_rep *rp, size_t len)

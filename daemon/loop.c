@@ -149,6 +149,8 @@ static uint64_t sleep_timeout(struct srd_daemon *d, uint64_t now)
 
 	if (cm_next_deadline(d) < until)
 		until = cm_next_deadline(d);
+	if (cq_mod_next_deadline(d) < until)
+		until = cq_mod_next_deadline(d);
 
 	if (d->idle_exit_ns && !d->nclients &&
 	    d->idle_since + d->idle_exit_ns < until)
@@ -158,12 +160,14 @@ static uint64_t sleep_timeout(struct srd_daemon *d, uint64_t now)
 	return until > now ? until - now : 0;
 }
 
-/* One pass of the device: the transport engine, then the CM (QP1). */
+/* One pass of the device: the transport engine, then the CM (QP1), then
+ * the completion events whose moderation period ran out. */
 static bool device_pass(struct srd_daemon *d, uint64_t now)
 {
 	bool work = engine_progress(d, now);
 
-	return cm_progress(d, now) || work;
+	work = cm_progress(d, now) || work;
+	return cq_mod_progress(d, now) || work;
 }
 
 static void engine_sleep(struct srd_daemon *d)

@@ -253,7 +253,8 @@ int cmd_rereg_mr(struct srd_client *c, struct srd_req *rq, struct srd_rep *rp)
 	struct mr_map m;
 	int err, access;
 
-	if (!mr || !req->flags || (req->flags & ~known))
+	/* As uverbs: an MR over device memory cannot be re-registered. */
+	if (!mr || !req->flags || (req->flags & ~known) || mr->dm)
 		return -EINVAL;
 	if (req->flags & IBV_REREG_MR_CHANGE_PD) {
 		pd = pd_get(c, req->reg.pd_handle);
@@ -299,6 +300,8 @@ void mr_destroy(struct srd_mr *mr)
 {
 	if (mr->map)
 		munmap(mr->map, mr->map_len);
+	if (mr->dm)
+		mr->dm->refcnt--;
 	mr->pd->refcnt--;
 	table_free(&mr->owner->d->mrs, mr->handle);
 	free(mr);
@@ -333,5 +336,65 @@ int mr_check(const struct srd_mr *mr, const struct srd_pd *pd, uint64_t va,
 	off = va - mr->iova;
 	if (off > mr->length || len > mr->length - off)
 		return -EFAULT;
+	return 0;
+}
+
+/* What an MR over device memory may grant (mlx5's list). */
+#define DM_MR_ACCESS                                         \
+	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |  \
+	 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC | \
+	 IBV_ACCESS_ZERO_BASED | IBV_ACCESS_OPTIONAL_RANGE)
+
+/*
+ * An MR over [offset, offset + length) of a DM.  It is zero based, as the
+ * kernel requires: addresses in SGEs and from peers are offsets into the
+ * MR, and the device reaches the bytes through the DM's own mapping.
+ */
+int cmd_reg_dm_mr(struct srd_client *c, struct srd_req *rq, struct srd_rep *rp)
+{
+	const struct srd_reg_dm_mr_req *req = rq->data;
+	struct srd_pd *pd = pd_get(c, req->pd_handle);
+	struct srd_dm *dm = dm_get(c, req->dm_handle);
+	struct srd_reg_mr_rep *rep;
+	struct srd_mr *mr;
+	int64_t idx;
+	int err;
+
+	if (!pd || !dm || req->rsvd)
+		return -EINVAL;
+	if (!(req->access & IBV_ACCESS_ZERO_BASED) ||
+	    (req->access & ~(uint32_t)DM_MR_ACCESS))
+		return -EINVAL;
+	err = mr_access_check(req->access);
+	if (err)
+		return err;
+	if (!req->length || req->offset > dm->length ||
+	    req->length > dm->length - req->offset)
+		return -EINVAL;
+	mr = calloc(1, sizeof(*mr));
+	if (!mr)
+		return -ENOMEM;
+	idx = table_alloc(&c->d->mrs, mr);
+	if (idx < 0) {
+		free(mr);
+		return idx;
+	}
+	mr->handle = idx;
+	mr->lkey = mr->rkey = mr_key(c->d, idx);
+	mr->owner = c;
+	mr->pd = pd;
+	mr->dev = c->dev;
+	mr->access = mr_access_keep(req->access);
+	mr->addr = 0;
+	mr->iova = 0;
+	mr->length = req->length;
+	mr->base = dm->map + req->offset;
+	mr->dm = dm;
+	dm->refcnt++;
+	pd->refcnt++;
+	rep = REP(rp, struct srd_reg_mr_rep);
+	rep->handle = mr->handle;
+	rep->lkey = mr->lkey;
+	rep->rkey = mr->rkey;
 	return 0;
 }

@@ -57,6 +57,8 @@ struct srd_device {
 	/* QP1 (cm/gsi.c): reached by QPN 1 on this device, in no table. */
 	struct srd_qp *gsi;
 	struct srd_mcast *mcast; /* multicast groups (mcast.h), or NULL */
+	struct srd_device_caps_ex caps_ex; /* ibv_query_device_ex's extras */
+	uint64_t dm_used; /* bytes of device memory allocated (dm.c) */
 };
 
 struct srd_pd {
@@ -83,7 +85,20 @@ struct srd_mr {
 	uint8_t *base;
 	void *map; /* start of the daemon mapping */
 	size_t map_len;
-	pid_t pvm_pid; /* non-zero: use process_vm_readv/writev */
+	pid_t pvm_pid;	   /* non-zero: use process_vm_readv/writev */
+	struct srd_dm *dm; /* an MR over device memory (base points in it) */
+};
+
+/* Device memory (ibv_alloc_dm): a memfd of the daemon the client maps. */
+struct srd_dm {
+	uint32_t handle;
+	struct srd_client *owner;
+	struct srd_device *dev;
+	uint64_t length;  /* as allocated */
+	uint64_t charged; /* what it counts against max_dm_size */
+	uint8_t *map;	  /* the daemon's mapping */
+	size_t map_len;
+	uint32_t refcnt; /* MRs over it */
 };
 
 struct srd_comp_channel {
@@ -108,6 +123,17 @@ struct srd_cq {
 	size_t map_len;
 	uint32_t refcnt; /* QPs using it */
 	bool in_error;	 /* overrun: no more CQEs are written */
+	bool stamp;	 /* write the device clock into each CQE */
+	/* Moderation (cq_mod.c): an armed CQ raises its event after count
+	 * CQEs or period µs after the first, whichever comes first. */
+	struct {
+		uint16_t count;
+		uint16_t period;
+		uint32_t pending;  /* CQEs held back since the arm */
+		uint64_t deadline; /* ns, while timed */
+		bool timed;	   /* in daemon->cq_timers */
+		struct list_node node;
+	} mod;
 };
 
 struct srd_srq {
@@ -190,7 +216,8 @@ struct srd_daemon {
 	struct list_head devices;
 	struct list_head clients;
 	struct list_head qps; /* every QP, for the engine's scan */
-	struct srd_table pds, mrs, cqs, qps_by_num, srqs, ahs, channels;
+	struct srd_table pds, mrs, cqs, qps_by_num, srqs, ahs, channels, dms;
+	struct list_head cq_timers; /* CQs whose moderation period runs */
 	int epfd;
 	int listen_fd;
 	int doorbell_fd; /* eventfd clients kick when the engine sleeps */

@@ -13,7 +13,10 @@
 int cmd_query_device(struct srd_client *c, struct srd_req *rq,
 		     struct srd_rep *rp)
 {
-	REP(rp, struct srd_query_device_rep)->attr = c->dev->attr;
+	struct srd_query_device_rep *rep = REP(rp, struct srd_query_device_rep);
+
+	rep->attr = c->dev->attr;
+	rep->ex = c->dev->caps_ex;
 	return 0;
 }
 

@@ -37,6 +37,14 @@ void srd_ctx_set_ops(struct srd_context *ctx)
 	v->create_cq_ex = srd_create_cq_ex;
 	v->create_qp_ex = srd_create_qp_ex;
 	v->create_srq_ex = srd_create_srq_ex;
+	v->query_rt_values = srd_query_rt_values;
+	v->modify_cq = srd_modify_cq;
+	v->alloc_td = srd_alloc_td;
+	v->dealloc_td = srd_dealloc_td;
+	v->alloc_parent_domain = srd_alloc_parent_domain;
+	v->alloc_dm = srd_alloc_dm;
+	v->free_dm = srd_free_dm;
+	v->reg_dm_mr = srd_reg_dm_mr;
 }
 
 /* Reply fds of OPEN_DEVICE. */

@@ -6,26 +6,26 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <infiniband/softrdma.h>
+
 #include "libibverbs/ibverbs.h"
 
 static int map_ring(struct srd_cq *cq, const struct srd_create_cq_rep *rep,
 		    int fd)
 {
 	void *map;
+	int ret;
 
 	if (rep->log_entries > 24 ||
 	    rep->ring_offset < sizeof(struct srd_cq_ctl) ||
 	    rep->map_len < rep->ring_offset + ((uint64_t)sizeof(struct srd_cqe)
 					       << rep->log_entries))
 		return -EPROTO;
-	map = mmap(NULL, rep->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
-		   0);
-	if (map == MAP_FAILED)
-		return -errno;
-	/* A forked child must not touch its parent's rings. */
-	madvise(map, rep->map_len, MADV_DONTFORK);
-	cq->map = map;
-	cq->map_len = rep->map_len;
+	ret = srd_ring_map(&cq->rmap, cq->pdom, SOFTRDMA_RES_TYPE_CQ,
+			   rep->map_len, fd);
+	if (ret)
+		return ret;
+	map = cq->rmap.addr;
 	cq->ctl = map;
 	cq->ring = (struct srd_cqe *)((uint8_t *)map + rep->ring_offset);
 	cq->log_entries = rep->log_entries;
@@ -36,7 +36,8 @@ static int map_ring(struct srd_cq *cq, const struct srd_create_cq_rep *rep,
 
 struct srd_cq *srd_cq_create(struct ibv_context *context, int cqe,
 			     void *cq_context, struct ibv_comp_channel *channel,
-			     int comp_vector)
+			     int comp_vector, uint32_t flags,
+			     struct srd_pd *pdom)
 {
 	struct srd_context *ctx = to_ctx(context);
 	struct srd_create_cq_req req = { 0 };
@@ -68,6 +69,8 @@ struct srd_cq *srd_cq_create(struct ibv_context *context, int cqe,
 	req.cqe = (uint32_t)cqe;
 	req.channel_handle = channel ? to_chan(channel)->handle : SRD_NO_HANDLE;
 	req.comp_vector = (uint32_t)comp_vector;
+	req.flags = flags;
+	cq->pdom = pdom;
 	req.user_handle = cq->ev.hnode.key = srd_ctx_new_id(ctx);
 	ret = srd_ctx_cmd(ctx, &a);
 	if (!ret && a.nrfds != 1)
@@ -93,6 +96,8 @@ struct srd_cq *srd_cq_create(struct ibv_context *context, int cqe,
 		channel->refcnt++;
 		pthread_mutex_unlock(&context->mutex);
 	}
+	if (pdom)
+		atomic_fetch_add(&pdom->refcnt, 1);
 	srd_evobj_add(ctx, &cq->ev, SRD_OBJ_CQ);
 	return cq;
 
@@ -107,8 +112,8 @@ LIB_EXPORT struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe,
 					struct ibv_comp_channel *channel,
 					int comp_vector)
 {
-	struct srd_cq *cq =
-		srd_cq_create(context, cqe, cq_context, channel, comp_vector);
+	struct srd_cq *cq = srd_cq_create(context, cqe, cq_context, channel,
+					  comp_vector, 0, NULL);
 
 	return cq ? &cq->cq : NULL;
 }
@@ -128,8 +133,7 @@ LIB_EXPORT int ibv_resize_cq(struct ibv_cq *ibcq, int cqe)
 		.rfds = &fd,
 		.max_rfds = 1,
 	};
-	void *old_map;
-	size_t old_len;
+	struct srd_ring_map old_map;
 	int ret;
 
 	if (cqe < 1)
@@ -143,12 +147,13 @@ LIB_EXPORT int ibv_resize_cq(struct ibv_cq *ibcq, int cqe)
 	if (!ret && a.nrfds != 1)
 		ret = -EPROTO;
 	if (!ret) {
-		old_map = cq->map;
-		old_len = cq->map_len;
+		old_map = cq->rmap;
 		ret = map_ring(cq, &rep, fd);
 		close(fd);
 		if (!ret)
-			munmap(old_map, old_len);
+			srd_ring_unmap(&old_map);
+		else
+			cq->rmap = old_map;
 	}
 	pthread_spin_unlock(&cq->lock);
 	return srd_ret_errno(ret);
@@ -177,10 +182,32 @@ LIB_EXPORT int ibv_destroy_cq(struct ibv_cq *ibcq)
 		channel->refcnt--;
 		pthread_mutex_unlock(&ibcq->context->mutex);
 	}
-	munmap(cq->map, cq->map_len);
+	srd_ring_unmap(&cq->rmap);
+	if (cq->pdom)
+		atomic_fetch_sub(&cq->pdom->refcnt, 1);
 	pthread_spin_destroy(&cq->lock);
 	pthread_cond_destroy(&ibcq->cond);
 	pthread_mutex_destroy(&ibcq->mutex);
 	free(cq);
 	return 0;
+}
+
+/* ibv_modify_cq: libibverbs refuses unknown attributes, the device checks
+ * the values against cq_mod_caps. */
+int srd_modify_cq(struct ibv_cq *ibcq, struct ibv_modify_cq_attr *attr)
+{
+	struct srd_modify_cq_req req = { .handle = ibcq->handle };
+	struct srd_cmd_args a = {
+		.op = SRD_CMD_MODIFY_CQ,
+		.req = &req,
+		.req_len = sizeof(req),
+		.rep_var = true,
+	};
+
+	if (!attr || attr->attr_mask >= IBV_CQ_ATTR_RESERVED)
+		return EINVAL;
+	req.attr_mask = attr->attr_mask;
+	req.cq_count = attr->moderate.cq_count;
+	req.cq_period = attr->moderate.cq_period;
+	return srd_ret_errno(srd_ctx_cmd(to_ctx(ibcq->context), &a));
 }

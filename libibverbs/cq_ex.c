@@ -6,10 +6,19 @@
  * the consumer index.
  */
 #include <errno.h>
+#include <string.h>
+#include <time.h>
 
+#include "common/dev_clock.h"
 #include "libibverbs/ibverbs.h"
 
-#define SRD_CQ_EX_WC_FLAGS IBV_WC_STANDARD_FLAGS
+/* Every field rdma-core 44 defines.  The device has no VLAN stripping,
+ * flow steering or tag matching: those read as absent (0). */
+#define SRD_CQ_EX_WC_FLAGS \
+	(((uint64_t)IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK << 1) - 1)
+#define SRD_CQ_EX_TS_FLAGS                     \
+	(IBV_WC_EX_WITH_COMPLETION_TIMESTAMP | \
+	 IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK)
 
 static struct srd_cq *cq_of(struct ibv_cq_ex *c)
 {
@@ -43,6 +52,16 @@ static void consume_cur(struct srd_cq *cq)
 	cq->cur = NULL;
 }
 
+static int64_t wall_minus_dev_ns(void)
+{
+	struct timespec ts;
+	uint64_t dev = srd_dev_clock_ns();
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)((uint64_t)ts.tv_sec * 1000000000ull +
+			 (uint64_t)ts.tv_nsec - dev);
+}
+
 static int start_poll(struct ibv_cq_ex *c, struct ibv_poll_cq_attr *attr)
 {
 	struct srd_cq *cq = cq_of(c);
@@ -53,6 +72,9 @@ static int start_poll(struct ibv_cq_ex *c, struct ibv_poll_cq_attr *attr)
 	pthread_spin_lock(&cq->lock);
 	ret = load_cur(cq);
 	if (!ret) {
+		if (cq->wc_flags &
+		    IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK)
+			cq->wall_offset = wall_minus_dev_ns();
 		cq->empty_polls = 0;
 		cq->idle_since = 0;
 	} else if (++cq->empty_polls >= SRD_EMPTY_POLLS_YIELD) {
@@ -133,34 +155,72 @@ static uint8_t read_dlid_path_bits(struct ibv_cq_ex *c)
 	return cq_of(c)->cur->dlid_path_bits;
 }
 
+/* Device clock ticks are ns: the wall clock is the same count moved by
+ * the offset between the two clocks. */
+static uint64_t read_completion_ts(struct ibv_cq_ex *c)
+{
+	return cq_of(c)->cur->timestamp;
+}
+
+static uint64_t read_completion_wallclock_ns(struct ibv_cq_ex *c)
+{
+	struct srd_cq *cq = cq_of(c);
+
+	return cq->cur->timestamp + (uint64_t)cq->wall_offset;
+}
+
+static uint16_t read_cvlan(struct ibv_cq_ex *c)
+{
+	return 0;
+}
+
+static uint32_t read_flow_tag(struct ibv_cq_ex *c)
+{
+	return 0;
+}
+
+static void read_tm_info(struct ibv_cq_ex *c, struct ibv_wc_tm_info *tm_info)
+{
+	memset(tm_info, 0, sizeof(*tm_info));
+}
+
+/* mlx5's answers: a bad mask, flag or domain is EINVAL, a completion
+ * field the device cannot fill EOPNOTSUPP. */
 struct ibv_cq_ex *srd_create_cq_ex(struct ibv_context *context,
 				   struct ibv_cq_init_attr_ex *attr)
 {
+	struct srd_pd *pdom = NULL;
 	struct srd_cq *cq;
 	struct ibv_cq_ex *x;
 
-	if (attr->comp_mask &
-		    ~(IBV_CQ_INIT_ATTR_MASK_FLAGS | IBV_CQ_INIT_ATTR_MASK_PD) ||
-	    ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) &&
-	     attr->parent_domain) ||
-	    (attr->wc_flags & ~(uint64_t)SRD_CQ_EX_WC_FLAGS)) {
-		errno = EOPNOTSUPP;
-		return NULL;
-	}
-	if ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
-	    (attr->flags & ~(uint32_t)(IBV_CREATE_CQ_ATTR_SINGLE_THREADED |
-				       IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN))) {
-		errno = EOPNOTSUPP;
-		return NULL;
-	}
-	if (attr->cqe > INT32_MAX) {
+	if (!attr || !attr->cqe || attr->cqe > INT32_MAX ||
+	    (attr->comp_mask & ~(uint32_t)(IBV_CQ_INIT_ATTR_MASK_FLAGS |
+					   IBV_CQ_INIT_ATTR_MASK_PD)) ||
+	    ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
+	     (attr->flags & ~(uint32_t)(IBV_CREATE_CQ_ATTR_SINGLE_THREADED |
+					IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN)))) {
 		errno = EINVAL;
 		return NULL;
 	}
-	cq = srd_cq_create(context, (int)attr->cqe, attr->cq_context,
-			   attr->channel, (int)attr->comp_vector);
+	if (attr->wc_flags & ~SRD_CQ_EX_WC_FLAGS) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if (attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) {
+		pdom = srd_parent_domain(attr->parent_domain);
+		if (!pdom || pdom->pd.context != context) {
+			errno = EINVAL;
+			return NULL;
+		}
+	}
+	cq = srd_cq_create(
+		context, (int)attr->cqe, attr->cq_context, attr->channel,
+		(int)attr->comp_vector,
+		(attr->wc_flags & SRD_CQ_EX_TS_FLAGS) ? SRD_CQ_F_TIMESTAMP : 0,
+		pdom);
 	if (!cq)
 		return NULL;
+	cq->wc_flags = attr->wc_flags;
 	x = &cq->cq_ex;
 	x->comp_mask = 0;
 	x->start_poll = start_poll;
@@ -176,5 +236,10 @@ struct ibv_cq_ex *srd_create_cq_ex(struct ibv_context *context,
 	x->read_slid = read_slid;
 	x->read_sl = read_sl;
 	x->read_dlid_path_bits = read_dlid_path_bits;
+	x->read_completion_ts = read_completion_ts;
+	x->read_completion_wallclock_ns = read_completion_wallclock_ns;
+	x->read_cvlan = read_cvlan;
+	x->read_flow_tag = read_flow_tag;
+	x->read_tm_info = read_tm_info;
 	return x;
 }

@@ -86,6 +86,58 @@ static inline struct srd_comp_channel *to_chan(struct ibv_comp_channel *c)
 	return container_of(c, struct srd_comp_channel, ch);
 }
 
+/* A thread domain: parent domains on it promise single-threaded use. */
+struct srd_td {
+	struct ibv_td td;
+	atomic_uint refcnt; /* parent domains on it */
+};
+
+static inline struct srd_td *to_td(struct ibv_td *t)
+{
+	return container_of(t, struct srd_td, td);
+}
+
+/*
+ * A PD, or a parent domain: a PD (protection) plus an optional thread
+ * domain and allocator for the library's ring memory.  A parent domain
+ * carries the handle of its PD, so every command takes either.
+ */
+struct srd_pd {
+	struct ibv_pd pd;
+	struct srd_pd *protection; /* a parent domain's PD; NULL for a PD */
+	struct srd_td *td;
+	/* PD: parent domains on it.  Parent domain: CQs and QPs on it. */
+	atomic_uint refcnt;
+	void *(*alloc)(struct ibv_pd *pd, void *pd_context, size_t size,
+		       size_t alignment, uint64_t resource_type);
+	void (*free)(struct ibv_pd *pd, void *pd_context, void *ptr,
+		     uint64_t resource_type);
+	void *pd_context;
+};
+
+static inline struct srd_pd *to_pd(struct ibv_pd *p)
+{
+	return container_of(p, struct srd_pd, pd);
+}
+
+/* The parent domain p is, or NULL when it is a plain PD. */
+static inline struct srd_pd *srd_parent_domain(struct ibv_pd *p)
+{
+	return p && to_pd(p)->protection ? to_pd(p) : NULL;
+}
+
+/* Ring memory: the daemon's memfd mapped where a parent domain's
+ * allocator says, or wherever mmap puts it. */
+struct srd_ring_map {
+	void *addr;
+	size_t len;
+	struct srd_pd *pdom; /* whose allocator gave addr, or NULL */
+	uint64_t res_type;
+};
+int srd_ring_map(struct srd_ring_map *m, struct srd_pd *pdom, uint64_t res_type,
+		 size_t len, int fd);
+void srd_ring_unmap(struct srd_ring_map *m);
+
 struct srd_cq {
 	union {
 		struct ibv_cq cq;
@@ -97,8 +149,12 @@ struct srd_cq {
 	struct srd_cqe *ring;
 	uint32_t log_entries;
 	uint32_t cons;
-	void *map;
-	size_t map_len;
+	struct srd_ring_map rmap;
+	struct srd_pd *pdom; /* the parent domain it was created on */
+	uint64_t wc_flags;   /* ibv_cq_init_attr_ex.wc_flags */
+	/* ns: wall clock minus device clock, taken at start_poll when the
+	 * CQ reads wall-clock timestamps. */
+	int64_t wall_offset;
 	/* ibv_cq_ex polling: the CQE being read, if any. */
 	const struct srd_cqe *cur;
 	uint32_t empty_polls; /* in a row, to yield the CPU now and then */
@@ -136,7 +192,23 @@ struct srd_wq {
 	 * sig_head once published (read by pollers deciding to sleep). */
 	uint32_t sig_next;
 	_Atomic uint32_t sig_head;
+	/* On a thread domain: one thread posts at a time, as the
+	 * application promised, so posting takes no lock (mlx5 does the
+	 * same). */
+	bool single_thread;
 };
+
+static inline void srd_wq_lock(struct srd_wq *wq)
+{
+	if (!wq->single_thread)
+		pthread_spin_lock(&wq->lock);
+}
+
+static inline void srd_wq_unlock(struct srd_wq *wq)
+{
+	if (!wq->single_thread)
+		pthread_spin_unlock(&wq->lock);
+}
 
 /* After publishing up to wq->head: a signaled WQE written by a post that
  * failed later lies beyond head and is not announced. */
@@ -165,8 +237,8 @@ struct srd_qp {
 	bool sq_sig_all;
 	bool has_ex; /* created with send_ops_flags: ibv_qp_ex usable */
 	struct ibv_qp_cap cap;
-	void *map;
-	size_t map_len;
+	struct srd_ring_map rmap;
+	struct srd_pd *pdom; /* the parent domain it was created on */
 	/* ibv_wr_* state between wr_start and wr_complete. */
 	uint32_t wr_head_start;
 	int wr_err;
@@ -183,8 +255,8 @@ struct srd_srq {
 	struct srd_evobj ev;
 	struct srd_wq wq;
 	uint32_t limit;
-	void *map;
-	size_t map_len;
+	struct srd_ring_map rmap;
+	struct srd_pd *pdom; /* the parent domain it was created on */
 };
 
 static inline struct srd_srq *to_srq(struct ibv_srq *s)
@@ -232,6 +304,24 @@ int srd_query_device_ex(struct ibv_context *context,
 			struct ibv_device_attr_ex *attr, size_t attr_size);
 int srd_query_port(struct ibv_context *context, uint8_t port_num,
 		   struct ibv_port_attr *attr, size_t attr_len);
+int srd_query_rt_values(struct ibv_context *context,
+			struct ibv_values_ex *values);
+
+/* --- cq.c, domain.c, dm.c: verbs_context operations ---------------------- */
+int srd_modify_cq(struct ibv_cq *cq, struct ibv_modify_cq_attr *attr);
+struct ibv_td *srd_alloc_td(struct ibv_context *context,
+			    struct ibv_td_init_attr *init_attr);
+int srd_dealloc_td(struct ibv_td *td);
+int srd_dealloc_parent_domain(struct srd_pd *pdom);
+struct ibv_pd *
+srd_alloc_parent_domain(struct ibv_context *context,
+			struct ibv_parent_domain_init_attr *attr);
+struct ibv_dm *srd_alloc_dm(struct ibv_context *context,
+			    struct ibv_alloc_dm_attr *attr);
+int srd_free_dm(struct ibv_dm *dm);
+struct ibv_mr *srd_reg_dm_mr(struct ibv_pd *pd, struct ibv_dm *dm,
+			     uint64_t dm_offset, size_t length,
+			     unsigned int access);
 int srd_query_gid_raw(struct srd_context *ctx, uint32_t port, uint32_t index,
 		      struct srd_query_gid_rep *rep);
 
@@ -261,7 +351,8 @@ struct ibv_srq *srd_create_srq_ex(struct ibv_context *context,
 /* Internal creation shared by the classic and extended verbs. */
 struct srd_cq *srd_cq_create(struct ibv_context *context, int cqe,
 			     void *cq_context, struct ibv_comp_channel *channel,
-			     int comp_vector);
+			     int comp_vector, uint32_t flags,
+			     struct srd_pd *pdom);
 struct srd_qp *srd_qp_create(struct ibv_context *context, struct ibv_pd *pd,
 			     struct ibv_qp_init_attr *attr);
 struct srd_srq *srd_srq_create(struct ibv_pd *pd,

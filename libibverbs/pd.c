@@ -13,7 +13,7 @@ LIB_EXPORT struct ibv_pd *ibv_alloc_pd(struct ibv_context *context)
 		.rep = &rep,
 		.rep_len = sizeof(rep),
 	};
-	struct ibv_pd *pd;
+	struct srd_pd *pd;
 	int ret;
 
 	pd = calloc(1, sizeof(*pd));
@@ -27,9 +27,10 @@ LIB_EXPORT struct ibv_pd *ibv_alloc_pd(struct ibv_context *context)
 		errno = -ret;
 		return NULL;
 	}
-	pd->context = context;
-	pd->handle = rep.handle;
-	return pd;
+	atomic_init(&pd->refcnt, 0);
+	pd->pd.context = context;
+	pd->pd.handle = rep.handle;
+	return &pd->pd;
 }
 
 /* Destroy-by-handle commands share this shape. */
@@ -47,11 +48,18 @@ int srd_destroy_handle(struct ibv_context *context, uint32_t op,
 	return srd_ctx_cmd(to_ctx(context), &a);
 }
 
-LIB_EXPORT int ibv_dealloc_pd(struct ibv_pd *pd)
+LIB_EXPORT int ibv_dealloc_pd(struct ibv_pd *ibpd)
 {
-	int ret =
-		srd_destroy_handle(pd->context, SRD_CMD_DEALLOC_PD, pd->handle);
+	struct srd_pd *pd = to_pd(ibpd);
+	int ret;
 
+	if (pd->protection)
+		return srd_ret_errno(-srd_dealloc_parent_domain(pd));
+	/* Parent domains on it hold it, as in mlx5. */
+	if (atomic_load(&pd->refcnt))
+		return srd_ret_errno(-EBUSY);
+	ret = srd_destroy_handle(ibpd->context, SRD_CMD_DEALLOC_PD,
+				 ibpd->handle);
 	if (ret)
 		return srd_ret_errno(ret);
 	free(pd);

@@ -148,7 +148,7 @@ int srd_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		*bad_wr = wr;
 		return EINVAL;
 	}
-	pthread_spin_lock(&sq->lock);
+	srd_wq_lock(sq);
 	head = sq->head;
 	for (; wr; wr = wr->next, head++) {
 		ret = write_send(qp, wr, head);
@@ -163,7 +163,7 @@ int srd_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	posted = head != sq->head;
 	if (posted)
 		publish(sq, head);
-	pthread_spin_unlock(&sq->lock);
+	srd_wq_unlock(sq);
 	if (posted)
 		srd_ring_doorbell(ctx);
 	return ret;
@@ -208,7 +208,7 @@ int srd_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		*bad_wr = wr;
 		return EINVAL;
 	}
-	pthread_spin_lock(&rq->lock);
+	srd_wq_lock(rq);
 	head = rq->head;
 	for (; wr; wr = wr->next, head++) {
 		ret = write_recv(rq, wr, head,
@@ -226,7 +226,7 @@ int srd_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 	posted = head != rq->head;
 	if (posted)
 		publish(rq, head);
-	pthread_spin_unlock(&rq->lock);
+	srd_wq_unlock(rq);
 	if (posted)
 		srd_ring_doorbell(ctx);
 	return ret;

@@ -6,6 +6,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <infiniband/softrdma.h>
+
 #include "libibverbs/ibverbs.h"
 
 static void wq_init(struct srd_wq *wq, void *map, struct srd_wq_ctl *ctl,
@@ -82,6 +84,7 @@ struct srd_qp *srd_qp_create(struct ibv_context *context, struct ibv_pd *pd,
 		errno = ENOMEM;
 		return NULL;
 	}
+	qp->pdom = srd_parent_domain(pd);
 	req.pd_handle = pd->handle;
 	req.send_cq_handle = attr->send_cq->handle;
 	req.recv_cq_handle = attr->recv_cq->handle;
@@ -99,16 +102,12 @@ struct srd_qp *srd_qp_create(struct ibv_context *context, struct ibv_pd *pd,
 		ret = -EPROTO;
 		goto err_destroy;
 	}
-	map = mmap(NULL, rep.map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
-		   0);
-	if (map == MAP_FAILED) {
-		ret = -errno;
+	ret = srd_ring_map(&qp->rmap, qp->pdom, SOFTRDMA_RES_TYPE_QP,
+			   rep.map_len, fd);
+	if (ret)
 		goto err_destroy;
-	}
 	close(fd);
-	madvise(map, rep.map_len, MADV_DONTFORK);
-	qp->map = map;
-	qp->map_len = rep.map_len;
+	map = qp->rmap.addr;
 	ctl = map;
 	wq_init(&qp->sq, map, &ctl->sq, rep.sq_entries, rep.sq_slot_size,
 		rep.sq_offset);
@@ -119,6 +118,7 @@ struct srd_qp *srd_qp_create(struct ibv_context *context, struct ibv_pd *pd,
 		rep.rq_offset);
 	qp->rq.max_wr = rep.cap.max_recv_wr;
 	qp->rq.max_sge = rep.cap.max_recv_sge;
+	qp->sq.single_thread = qp->rq.single_thread = qp->pdom && qp->pdom->td;
 	qp->sq_sig_all = !!attr->sq_sig_all;
 	qp->cap = rep.cap;
 	attr->cap = rep.cap;
@@ -141,6 +141,8 @@ struct srd_qp *srd_qp_create(struct ibv_context *context, struct ibv_pd *pd,
 	srd_htab_add(&ctx->qpn_tab, &qp->qpn_node);
 	list_add_tail(&to_cq(attr->send_cq)->send_qps, &qp->send_cq_node);
 	pthread_mutex_unlock(&ctx->qpn_tab.lock);
+	if (qp->pdom)
+		atomic_fetch_add(&qp->pdom->refcnt, 1);
 	srd_evobj_add(ctx, &qp->ev, SRD_OBJ_QP);
 	return qp;
 
@@ -235,7 +237,9 @@ LIB_EXPORT int ibv_destroy_qp(struct ibv_qp *ibqp)
 	while (ibqp->events_completed != qp->ev.async_reported)
 		pthread_cond_wait(&ibqp->cond, &ibqp->mutex);
 	pthread_mutex_unlock(&ibqp->mutex);
-	munmap(qp->map, qp->map_len);
+	srd_ring_unmap(&qp->rmap);
+	if (qp->pdom)
+		atomic_fetch_sub(&qp->pdom->refcnt, 1);
 	pthread_spin_destroy(&qp->sq.lock);
 	pthread_spin_destroy(&qp->rq.lock);
 	pthread_cond_destroy(&ibqp->cond);

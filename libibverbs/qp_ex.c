@@ -32,7 +32,7 @@ static void wr_start(struct ibv_qp_ex *x)
 	struct srd_qp *qp = qp_of(x);
 	enum ibv_qp_state state = x->qp_base.state;
 
-	pthread_spin_lock(&qp->sq.lock);
+	srd_wq_lock(&qp->sq);
 	qp->wr_head_start = qp->sq.head;
 	qp->wr_cur = NULL;
 	qp->wr_err = 0;
@@ -240,7 +240,7 @@ static int wr_complete(struct ibv_qp_ex *x)
 
 	if (err) {
 		sq->head = qp->wr_head_start;
-		pthread_spin_unlock(&sq->lock);
+		srd_wq_unlock(sq);
 		return err;
 	}
 	if (ctx->trace & SRD_TRACE_F_WQE)
@@ -252,7 +252,7 @@ static int wr_complete(struct ibv_qp_ex *x)
 		__atomic_store_n(&sq->ctl->prod, sq->head, __ATOMIC_RELEASE);
 		srd_wq_publish_signaled(sq);
 	}
-	pthread_spin_unlock(&sq->lock);
+	srd_wq_unlock(sq);
 	if (posted)
 		srd_ring_doorbell(ctx);
 	return 0;
@@ -263,7 +263,7 @@ static void wr_abort(struct ibv_qp_ex *x)
 	struct srd_qp *qp = qp_of(x);
 
 	qp->sq.head = qp->wr_head_start;
-	pthread_spin_unlock(&qp->sq.lock);
+	srd_wq_unlock(&qp->sq);
 }
 
 static void init_ops(struct srd_qp *qp, uint64_t ops)

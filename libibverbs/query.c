@@ -5,18 +5,26 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "common/dev_clock.h"
 #include "libibverbs/ibverbs.h"
+
+static int query_device_rep(struct ibv_context *context,
+			    struct srd_query_device_rep *rep)
+{
+	struct srd_cmd_args a = {
+		.op = SRD_CMD_QUERY_DEVICE,
+		.rep = rep,
+		.rep_len = sizeof(*rep),
+	};
+
+	return srd_ctx_cmd(to_ctx(context), &a);
+}
 
 LIB_EXPORT int ibv_query_device(struct ibv_context *context,
 				struct ibv_device_attr *device_attr)
 {
 	struct srd_query_device_rep rep;
-	struct srd_cmd_args a = {
-		.op = SRD_CMD_QUERY_DEVICE,
-		.rep = &rep,
-		.rep_len = sizeof(rep),
-	};
-	int ret = srd_ctx_cmd(to_ctx(context), &a);
+	int ret = query_device_rep(context, &rep);
 
 	if (ret)
 		return srd_ret_errno(ret);
@@ -28,6 +36,7 @@ int srd_query_device_ex(struct ibv_context *context,
 			const struct ibv_query_device_ex_input *input,
 			struct ibv_device_attr_ex *attr, size_t attr_size)
 {
+	struct srd_query_device_rep rep;
 	struct ibv_device_attr_ex ex;
 	int ret;
 
@@ -36,13 +45,38 @@ int srd_query_device_ex(struct ibv_context *context,
 	if (attr_size < sizeof(attr->orig_attr))
 		return EINVAL;
 	memset(&ex, 0, sizeof(ex));
-	ret = ibv_query_device(context, &ex.orig_attr);
+	ret = query_device_rep(context, &rep);
 	if (ret)
-		return ret;
+		return srd_ret_errno(ret);
+	ex.orig_attr = rep.attr;
+	ex.completion_timestamp_mask = rep.ex.completion_timestamp_mask;
+	ex.hca_core_clock = rep.ex.hca_core_clock;
+	ex.cq_mod_caps.max_cq_count = rep.ex.max_cq_count;
+	ex.cq_mod_caps.max_cq_period = rep.ex.max_cq_period;
+	ex.max_dm_size = rep.ex.max_dm_size;
 	ex.device_cap_flags_ex = ex.orig_attr.device_cap_flags;
 	ex.phys_port_cnt_ex = ex.orig_attr.phys_port_cnt;
 	ex.max_wq_type_rq = 0;
 	memcpy(attr, &ex, attr_size < sizeof(ex) ? attr_size : sizeof(ex));
+	return 0;
+}
+
+/* As mlx5: the raw clock is a count of device clock ticks, in tv_nsec
+ * (tv_sec 0), on the time line of the CQE timestamps. */
+int srd_query_rt_values(struct ibv_context *context,
+			struct ibv_values_ex *values)
+{
+	uint32_t mask;
+
+	if (!values ||
+	    (values->comp_mask & ~(uint32_t)IBV_VALUES_MASK_RAW_CLOCK))
+		return EINVAL;
+	mask = values->comp_mask;
+	if (mask & IBV_VALUES_MASK_RAW_CLOCK) {
+		values->raw_clock.tv_sec = 0;
+		values->raw_clock.tv_nsec = (long)srd_dev_clock_ns();
+	}
+	values->comp_mask = mask;
 	return 0;
 }
 

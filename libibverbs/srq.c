@@ -6,6 +6,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <infiniband/softrdma.h>
+
 #include "libibverbs/ibverbs.h"
 
 struct srd_srq *srd_srq_create(struct ibv_pd *pd,
@@ -52,16 +54,15 @@ struct srd_srq *srd_srq_create(struct ibv_pd *pd,
 		ret = -EPROTO;
 		goto err_destroy;
 	}
-	map = mmap(NULL, rep.map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
-		   0);
-	if (map == MAP_FAILED) {
-		ret = -errno;
+	srq->pdom = srd_parent_domain(pd);
+	ret = srd_ring_map(&srq->rmap, srq->pdom, SOFTRDMA_RES_TYPE_SRQ,
+			   rep.map_len, fd);
+	if (ret)
 		goto err_destroy;
-	}
 	close(fd);
-	madvise(map, rep.map_len, MADV_DONTFORK);
-	srq->map = map;
-	srq->map_len = rep.map_len;
+	map = srq->rmap.addr;
+	if (srq->pdom)
+		atomic_fetch_add(&srq->pdom->refcnt, 1);
 	pthread_spin_init(&srq->wq.lock, PTHREAD_PROCESS_PRIVATE);
 	srq->wq.ring = (uint8_t *)map + rep.ring_offset;
 	srq->wq.ctl = &((struct srd_srq_ctl *)map)->rq;
@@ -183,7 +184,9 @@ LIB_EXPORT int ibv_destroy_srq(struct ibv_srq *ibsrq)
 	while (ibsrq->events_completed != srq->ev.async_reported)
 		pthread_cond_wait(&ibsrq->cond, &ibsrq->mutex);
 	pthread_mutex_unlock(&ibsrq->mutex);
-	munmap(srq->map, srq->map_len);
+	srd_ring_unmap(&srq->rmap);
+	if (srq->pdom)
+		atomic_fetch_sub(&srq->pdom->refcnt, 1);
 	pthread_spin_destroy(&srq->wq.lock);
 	pthread_cond_destroy(&ibsrq->cond);
 	pthread_mutex_destroy(&ibsrq->mutex);
