@@ -94,7 +94,9 @@ int srd_query_port(struct ibv_context *context, uint8_t port_num,
 	};
 	int ret = srd_ctx_cmd(to_ctx(context), &a);
 
-	if (ret)
+	/* Only a negative errno fails: then the result is a positive one,
+	 * which tells the compiler attr is written whenever 0 comes back. */
+	if (ret < 0)
 		return srd_ret_errno(ret);
 	memcpy(attr, &rep.attr,
 	       attr_len < sizeof(rep.attr) ? attr_len : sizeof(rep.attr));

@@ -243,6 +243,15 @@ static int ds_create_qp(struct rsocket *rs, const struct sockaddr_storage *src,
 	id = qp->cm_id;
 	if (rdma_bind_addr(id, (struct sockaddr *)src))
 		goto err;
+	/* A loopback address is no device's (as in the kernel): the one
+	 * reaching it serves the datagrams (softrdma0, on lo). */
+	if (!id->verbs && rdma_resolve_addr(id, (struct sockaddr *)src,
+					    (struct sockaddr *)src, 2000))
+		goto err;
+	if (!id->verbs) {
+		errno = ENODEV;
+		goto err;
+	}
 	id->recv_cq_channel = ibv_create_comp_channel(id->verbs);
 	if (!id->recv_cq_channel)
 		goto err;

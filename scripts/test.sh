@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Build and run the whole test suite: lint, a normal build with every test,
-# then ASan/UBSan and TSan builds running the unit and functional tests.
+# Release builds with gcc and clang that only compile, then ASan/UBSan and
+# TSan builds running the unit and functional tests.  Every build here
+# treats warnings as errors (SOFTRDMA_WERROR).
 #   scripts/test.sh            everything
 #   scripts/test.sh -L unit    pass extra arguments to ctest (normal build)
 set -euo pipefail
@@ -10,13 +12,30 @@ jobs=$(nproc)
 
 scripts/check.sh
 
-cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSOFTRDMA_WERROR=ON \
+	>/dev/null
 cmake --build build -j"$jobs"
 ctest --test-dir build --output-on-failure -j"$jobs" "$@"
 
+if [ $# -eq 0 ] && [ "${SOFTRDMA_SKIP_WARNINGS_BUILDS:-0}" != 1 ]; then
+	# Compile only, a minute or two each: at -O3 gcc's flow analysis
+	# warns where it does not at -O2, clang warns where gcc does not
+	# (the Debug builds below cover -O0), and distributions build with
+	# either at any level.
+	cmake -S . -B build-release -DCMAKE_BUILD_TYPE=Release \
+		-DSOFTRDMA_WERROR=ON >/dev/null
+	cmake --build build-release -j"$jobs"
+	if command -v clang >/dev/null; then
+		cmake -S . -B build-clang -DCMAKE_C_COMPILER=clang \
+			-DCMAKE_BUILD_TYPE=Release -DSOFTRDMA_WERROR=ON \
+			>/dev/null
+		cmake --build build-clang -j"$jobs"
+	fi
+fi
+
 if [ $# -eq 0 ] && [ "${SOFTRDMA_SKIP_SANITIZERS:-0}" != 1 ]; then
 	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug \
-		-DSOFTRDMA_ASAN=ON >/dev/null
+		-DSOFTRDMA_WERROR=ON -DSOFTRDMA_ASAN=ON >/dev/null
 	cmake --build build-asan -j"$jobs"
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
@@ -29,7 +48,7 @@ if [ $# -eq 0 ] && [ "${SOFTRDMA_SKIP_SANITIZERS:-0}" != 1 ]; then
 	# proto_client_death counts the daemon's mappings, which TSan's own
 	# shadow memory keeps splitting: not run here.
 	cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=Debug \
-		-DSOFTRDMA_TSAN=ON >/dev/null
+		-DSOFTRDMA_WERROR=ON -DSOFTRDMA_TSAN=ON >/dev/null
 	cmake --build build-tsan -j"$jobs"
 	rm -rf build-tsan/tsan-logs
 	mkdir -p build-tsan/tsan-logs

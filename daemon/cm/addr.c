@@ -33,6 +33,20 @@ bool cma_addr_any(const struct sockaddr_storage *a)
 	return true;
 }
 
+/* 127/8 and ::1, which the kernel's cma_any_addr() counts with the
+ * wildcard: binding one attaches no device. */
+bool cma_addr_loopback(const struct sockaddr_storage *a)
+{
+	if (a->ss_family == AF_INET)
+		return (ntohl(((const struct sockaddr_in *)a)
+				      ->sin_addr.s_addr) >>
+			24) == IN_LOOPBACKNET;
+	if (a->ss_family == AF_INET6)
+		return IN6_IS_ADDR_LOOPBACK(
+			&((const struct sockaddr_in6 *)a)->sin6_addr);
+	return false;
+}
+
 uint16_t cma_addr_port(const struct sockaddr_storage *a)
 {
 	if (a->ss_family == AF_INET)
@@ -208,7 +222,9 @@ int cma_bind(struct cma_id *id, const struct sockaddr_storage *addr)
 		return err;
 	if (id->state != CMA_IDLE)
 		return -EINVAL;
-	if (!cma_addr_any(addr)) {
+	/* As in the kernel, a loopback address binds no device (the id's
+	 * verbs stay NULL): resolving a destination picks one. */
+	if (!cma_addr_any(addr) && !cma_addr_loopback(addr)) {
 		dev = cma_addr_dev(id->cm, addr, &idx);
 		if (!dev)
 			return -EADDRNOTAVAIL;
@@ -306,6 +322,12 @@ static int resolve(struct cma_id *id, struct sockaddr_storage *dst)
 	dev = cma_addr_dev(id->cm, dst, &idx);
 	if (dev) {
 		src = *dst;
+	} else if (cma_addr_loopback(&id->src) &&
+		   (dev = cma_addr_dev(id->cm, &id->src, &idx))) {
+		/* Bound to a loopback address, towards one that is not ours
+		 * (a multicast group): the device on lo, which the kernel
+		 * does not have, is the one such an id can use. */
+		src = id->src;
 	} else {
 		err = route_source(dst, &src);
 		if (err)

@@ -314,6 +314,7 @@ int cma_leave_mcast(struct cma_id *id, uint64_t uid);
 
 /* --- addr.c ------------------------------------------------------------- */
 bool cma_addr_any(const struct sockaddr_storage *a);
+bool cma_addr_loopback(const struct sockaddr_storage *a);
 uint16_t cma_addr_port(const struct sockaddr_storage *a);
 void cma_addr_set_port(struct sockaddr_storage *a, uint16_t port);
 /* An IP address as a RoCE v2 GID (IPv4-mapped for IPv4). */

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -24,9 +25,12 @@ struct tmr {
 static void reg(struct t_core *t, uint32_t pd, bool pvm, uint32_t access,
 		struct tmr *out)
 {
-	struct {
+	union {
 		struct srd_reg_mr_req r;
-		struct srd_mr_piece p;
+		struct {
+			uint8_t hdr[offsetof(struct srd_reg_mr_req, piece)];
+			struct srd_mr_piece p;
+		};
 	} q = { 0 };
 	static struct srd_rep rp;
 	struct srd_reg_mr_rep *rep = (void *)rp.data;

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include <fcntl.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -31,9 +32,12 @@ uint32_t eh_pd(struct eh *h)
 static void reg(struct eh *h, uint32_t pd, size_t len, int access, bool pvm,
 		struct eh_mr *out)
 {
-	struct {
+	union {
 		struct srd_reg_mr_req r;
-		struct srd_mr_piece p;
+		struct {
+			uint8_t hdr[offsetof(struct srd_reg_mr_req, piece)];
+			struct srd_mr_piece p;
+		};
 	} q;
 	struct srd_reg_mr_rep *rep = (void *)rp.data;
 	size_t span = (len + 4095) & ~(size_t)4095;

@@ -3,6 +3,7 @@
  * and its three fds. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -15,9 +16,12 @@ int main(void)
 	struct srd_hello_req hello = { SRD_PROTO_VERSION, getpid() };
 	struct srd_hello_rep hrep;
 	struct srd_open_device_req open_req = { 0 };
-	struct {
+	union {
 		struct srd_list_devices_rep r;
-		struct srd_device_info dev[SRD_MAX_DEVICES];
+		struct {
+			uint8_t hdr[offsetof(struct srd_list_devices_rep, dev)];
+			struct srd_device_info dev[SRD_MAX_DEVICES];
+		};
 	} list;
 	uint32_t len;
 	int fd, fds[SRD_MAX_FDS], n;

@@ -3,6 +3,7 @@
  * argument checks, EBUSY while in use, and other clients' handles. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -12,9 +13,13 @@
 
 #define PG SRD_PAGE_SIZE
 
-struct mr_req {
+/* The request and its pieces, which follow it where its piece[] is. */
+union mr_req {
 	struct srd_reg_mr_req r;
-	struct srd_mr_piece p[2];
+	struct {
+		uint8_t hdr[offsetof(struct srd_reg_mr_req, piece)];
+		struct srd_mr_piece p[2];
+	};
 };
 
 static int sealed_memfd(size_t len, bool seal)
@@ -30,7 +35,7 @@ static int sealed_memfd(size_t len, bool seal)
 
 /* REG_MR with one FD piece of len at address base, described by the
  * caller-tweaked request. */
-static int reg(int fd, struct mr_req *q, int npieces, const int *fds, int nfds,
+static int reg(int fd, union mr_req *q, int npieces, const int *fds, int nfds,
 	       struct srd_reg_mr_rep *rep)
 {
 	return t_cmd(fd, SRD_CMD_REG_MR, q,
@@ -41,7 +46,7 @@ static int reg(int fd, struct mr_req *q, int npieces, const int *fds, int nfds,
 static void mr_tests(int fd, uint32_t pd)
 {
 	struct srd_reg_mr_rep rep, rep2;
-	struct mr_req q, base = { 0 };
+	union mr_req q, base = { 0 };
 	int mfd = sealed_memfd(4 * PG, true);
 	int unsealed = sealed_memfd(4 * PG, false);
 	int p[2];
@@ -127,10 +132,16 @@ static void mr_tests(int fd, uint32_t pd)
 
 	/* REREG: new key, same handle; bad flags refused. */
 	{
-		struct {
-			uint32_t handle, flags;
-			struct srd_reg_mr_req reg;
-			struct srd_mr_piece p;
+		union {
+			struct {
+				uint32_t handle, flags;
+				struct srd_reg_mr_req reg;
+			};
+			struct {
+				uint8_t hdr[offsetof(struct srd_rereg_mr_req,
+						     reg.piece)];
+				struct srd_mr_piece p;
+			};
 		} rr = { .handle = rep.handle };
 		struct srd_reg_mr_rep rrep;
 

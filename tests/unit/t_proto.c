@@ -198,9 +198,12 @@ int64_t t_create_cq(int fd, uint32_t cqe, uint32_t channel,
 int64_t t_reg_mr(int fd, uint32_t pd, size_t len, uint32_t access,
 		 struct srd_reg_mr_rep *rep, void **map)
 {
-	struct {
+	union {
 		struct srd_reg_mr_req r;
-		struct srd_mr_piece p;
+		struct {
+			uint8_t hdr[offsetof(struct srd_reg_mr_req, piece)];
+			struct srd_mr_piece p;
+		};
 	} req = { 0 };
 	struct srd_reg_mr_rep r;
 	int mfd, st;

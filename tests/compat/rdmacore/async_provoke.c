@@ -50,6 +50,8 @@ static struct {
 struct ibv_context *ibv_open_device(struct ibv_device *device);
 void ibv_ack_async_event(struct ibv_async_event *event);
 
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 static void say(const char *fmt, ...)
 {
 	char line[256];

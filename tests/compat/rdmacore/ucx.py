@@ -23,13 +23,25 @@ character device (uct_ib_device_is_accessible); softrdma has no kernel
 device, so as root the test makes the node uverbs0 (major 231, as the
 kernel's) when it is missing and removes it at the end.  Nothing opens it:
 our libibverbs talks to the daemon.  Not root and no node: skipped (77).
+
+  ucx.py --test am_lat --user dist/softrdma-tmpfiles.conf
+
+runs the test as an ordinary user instead, after doing once what a
+package does at install (systemd-tmpfiles --create on the project's
+tmpfiles.d file, which makes the nodes for good).  The user (srd-ucx,
+made with useradd -M when missing) runs the server, the client and so
+its own daemon, from a copy of the build's libraries and daemon it can
+read.  Needs root to set that up, else skipped (77).
 """
 
 import argparse
+import glob
 import math
 import os
 import re
+import shutil
 import stat
+import subprocess
 import sys
 
 import t_compat as t
@@ -77,8 +89,66 @@ def make_node():
     return True
 
 
+USER = "srd-ucx"
+
+
+def tmpfiles_create(conf):
+    """What a package's postinst does: systemd-tmpfiles --create."""
+    tool = shutil.which("systemd-tmpfiles")
+    if not tool:
+        raise t.Skip("no systemd-tmpfiles")
+    r = subprocess.run([tool, "--create", conf], capture_output=True,
+                       text=True, timeout=30)
+    if r.returncode != 0:
+        raise t.TestFailure("systemd-tmpfiles --create %s: exit %d: %s" %
+                            (conf, r.returncode, r.stderr.strip()))
+    st = os.stat(NODE)
+    if not stat.S_ISCHR(st.st_mode) or (st.st_mode & 0o666) != 0o666:
+        raise t.TestFailure("%s after systemd-tmpfiles: mode %o" %
+                            (NODE, st.st_mode))
+
+
+def as_user(h):
+    """Prefix running a command as USER, with the build copied where that
+    user can read it."""
+    if os.geteuid() != 0:
+        raise t.Skip("making a user and the device nodes needs root")
+    for tool in ("setpriv", "useradd"):
+        if not shutil.which(tool):
+            raise t.Skip("no %s" % tool)
+    r = subprocess.run(["useradd", "-M", "-s", "/usr/sbin/nologin", USER],
+                       capture_output=True, text=True, timeout=30)
+    if r.returncode not in (0, 9):  # 9: the user exists
+        raise t.Skip("useradd %s: %s" % (USER, r.stderr.strip()))
+    # The build may sit where only root reads (/root): a copy in the
+    # test's directory, which the user's processes also write their
+    # LD_DEBUG output to, into files setpriv (still root) makes: umask 0.
+    os.chmod(h.tmp, 0o777)
+    os.umask(0)
+    lib = os.path.join(h.tmp, "lib")
+    os.mkdir(lib)
+    for f in glob.glob(os.path.join(h.libdir, "*.so*")):
+        shutil.copy2(f, lib, follow_symlinks=False)
+    daemon = os.path.join(h.tmp, "softrdmad")
+    shutil.copy2(h.daemon, daemon)
+    for d in (h.tmp, lib):
+        os.chmod(d, os.stat(d).st_mode | 0o755)
+    h.libdir = os.path.realpath(lib)
+    h.daemon = daemon
+    h.env["LD_LIBRARY_PATH"] = lib
+    h.env["SOFTRDMAD"] = daemon
+    h.env["HOME"] = h.tmp
+    return ["setpriv", "--reuid=" + USER, "--regid=" + USER,
+            "--init-groups", "--"]
+
+
 def body(h, args):
     binary = t.need_binary("/usr/bin/ucx_perftest")
+    if args.user:
+        prefix = as_user(h)
+        tmpfiles_create(args.user)
+        run(h, binary, args.test, prefix)
+        return
     made = make_node()
     try:
         run(h, binary, args.test)
@@ -87,13 +157,14 @@ def body(h, args):
             os.unlink(NODE)
 
 
-def run(h, binary, test):
+def run(h, binary, test, prefix=()):
     port = str(t.free_port())
     dev, opts, env = ARGS[test]
     dev = dev + ["-p", port]
-    server = h.start("server", [binary] + dev, extra_env=env)
+    binary = list(prefix) + [binary]
+    server = h.start("server", binary + dev, extra_env=env)
     h.wait_listen(server, int(port))
-    client = h.run("client", [binary, "127.0.0.1"] + dev + opts,
+    client = h.run("client", binary + ["127.0.0.1"] + dev + opts,
                    timeout=120, extra_env=env)
     out, err = client.output(), client.errors()
     if client.rc != 0:
@@ -119,8 +190,12 @@ def run(h, binary, test):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--test", required=True, choices=sorted(ARGS))
+    ap.add_argument("--user", metavar="TMPFILES_CONF",
+                    help="run as an ordinary user after systemd-tmpfiles "
+                    "--create TMPFILES_CONF")
     args = ap.parse_args()
-    return t.main("ucx_" + args.test, lambda h: body(h, args))
+    name = "ucx_" + ("user_" if args.user else "") + args.test
+    return t.main(name, lambda h: body(h, args))
 
 
 if __name__ == "__main__":

@@ -136,7 +136,11 @@ int main(void)
 		devs = T_NONNULL(rdma_get_devices(&n));
 		T_GE(n, 1);
 		T_ASSERT(devs[n] == NULL);
+		/* A loopback address is no device's (the kernel's
+		 * cma_any_addr()): resolving one reaches softrdma0. */
 		T_EQ(bind_to(x, INADDR_LOOPBACK, 0), 0);
+		T_ASSERT(x->verbs == NULL);
+		t_cm_resolve(ch, x, 1);
 		T_PTR_EQ(x->verbs, devs[0]);
 		rdma_free_devices(devs);
 		/* Multicast is for UD ids (cm_mcast.c): not a TCP one. */
