@@ -310,6 +310,9 @@ int cmd_dereg_mr(struct srd_client *c, struct srd_req *rq, struct srd_rep *rp)
 
 	if (!mr)
 		return -EINVAL;
+	/* As rxe (IBA 10.6.7.2.6): windows bound to it must go first. */
+	if (mr->num_mw)
+		return -EINVAL;
 	mr_destroy(mr);
 	return 0;
 }
