@@ -70,6 +70,8 @@ enum srd_cmd {
 	SRD_CMD_ALLOC_DM,
 	SRD_CMD_FREE_DM,
 	SRD_CMD_REG_DM_MR,
+	SRD_CMD_ALLOC_MW,
+	SRD_CMD_DEALLOC_MW,
 	SRD_CMD__MAX
 };
 
@@ -241,6 +243,16 @@ struct srd_rereg_mr_req {
 	uint32_t handle;
 	uint32_t flags;
 	struct srd_reg_mr_req reg;
+};
+
+/* --- memory windows --------------------------------------------------- */
+struct srd_alloc_mw_req {
+	uint32_t pd_handle;
+	uint32_t type; /* enum ibv_mw_type */
+};
+struct srd_alloc_mw_rep {
+	uint32_t handle;
+	uint32_t rkey;
 };
 
 /* --- completion channels and CQs -------------------------------------- */

@@ -63,10 +63,22 @@ struct srd_send_wqe {
 	uint8_t rsvd0;
 	uint32_t imm_data; /* big endian, as ibv_send_wr.imm_data */
 	uint32_t inline_len;
-	uint32_t rkey;
-	uint64_t remote_addr;
-	uint64_t compare_add; /* atomics */
-	uint64_t swap;
+	uint32_t rkey;	      /* BIND_MW: the window's new rkey */
+	uint64_t remote_addr; /* BIND_MW: the window's address */
+	union {
+		struct {
+			uint64_t compare_add; /* atomics */
+			uint64_t swap;
+		};
+		/* BIND_MW; imm_data holds the window's current rkey, as
+		 * LOCAL_INV and SEND_WITH_INV hold the rkey to invalidate
+		 * (host order, as ibv_send_wr.invalidate_rkey). */
+		struct {
+			uint64_t length;
+			uint32_t mr_lkey; /* 0 with length 0: unbind */
+			uint32_t access;  /* IBV_ACCESS_* of the window */
+		} bind;
+	};
 	/* UD only */
 	uint32_t ah_handle;
 	uint32_t remote_qpn;

@@ -115,6 +115,7 @@ void client_destroy(struct srd_client *c)
 	DESTROY_OWNED(&d->srqs, struct srd_srq, srq_destroy);
 	DESTROY_OWNED(&d->cqs, struct srd_cq, cq_destroy);
 	DESTROY_OWNED(&d->ahs, struct srd_ah, ah_destroy);
+	DESTROY_OWNED(&d->mws, struct srd_mw, mw_destroy);
 	DESTROY_OWNED(&d->mrs, struct srd_mr, mr_destroy);
 	DESTROY_OWNED(&d->dms, struct srd_dm, dm_destroy);
 	DESTROY_OWNED(&d->channels, struct srd_comp_channel, channel_destroy);

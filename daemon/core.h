@@ -40,7 +40,7 @@ void table_bump_gen(struct srd_table *t, uint32_t idx);
 /* One past the highest index ever handed out (for scans). */
 static inline uint32_t table_end(const struct srd_table *t)
 {
-	return t->size;
+	return t->first + t->size;
 }
 
 /* --- shm.c ---------------------------------------------------------------- */
@@ -159,6 +159,7 @@ srd_cmd_fn cmd_hello, cmd_list_devices, cmd_open_device;
 srd_cmd_fn cmd_query_device, cmd_query_port, cmd_query_gid, cmd_query_pkey;
 srd_cmd_fn cmd_alloc_pd, cmd_dealloc_pd;
 srd_cmd_fn cmd_reg_mr, cmd_rereg_mr, cmd_dereg_mr;
+srd_cmd_fn cmd_alloc_mw, cmd_dealloc_mw;
 srd_cmd_fn cmd_create_comp_channel, cmd_destroy_comp_channel;
 srd_cmd_fn cmd_create_cq, cmd_resize_cq, cmd_destroy_cq;
 srd_cmd_fn cmd_create_qp, cmd_modify_qp, cmd_query_qp, cmd_destroy_qp;
@@ -172,6 +173,7 @@ struct srd_pd *pd_get(struct srd_client *c, uint32_t handle);
 void pd_destroy(struct srd_pd *pd);
 struct srd_mr *mr_get(struct srd_client *c, uint32_t handle);
 void mr_destroy(struct srd_mr *mr);
+void mw_destroy(struct srd_mw *mw);
 struct srd_comp_channel *channel_get(struct srd_client *c, uint32_t handle);
 void channel_destroy(struct srd_comp_channel *ch);
 struct srd_cq *cq_get(struct srd_client *c, uint32_t handle);

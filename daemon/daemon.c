@@ -30,6 +30,7 @@ static int tables_init(struct srd_daemon *d)
 	 * daemon's, as ib_core's are per device and there is one. */
 	table_init(&d->pds, 1, 65536);
 	table_init(&d->mrs, 1, 65536);
+	table_init(&d->mws, SRD_MW_FIRST_INDEX, SRD_MAX_MW);
 	table_init(&d->cqs, 1, 16384);
 	table_init(&d->qps_by_num, SRD_FIRST_QPN, 16384);
 	table_init(&d->srqs, 1, 16384);
@@ -43,6 +44,7 @@ static void tables_fini(struct srd_daemon *d)
 {
 	table_fini(&d->pds);
 	table_fini(&d->mrs);
+	table_fini(&d->mws);
 	table_fini(&d->cqs);
 	table_fini(&d->qps_by_num);
 	table_fini(&d->srqs);

@@ -92,11 +92,15 @@ static void fill_attr(struct srd_device *dev)
 	a->hw_ver = 0;
 	a->max_qp = 16384;
 	a->max_qp_wr = 16384;
-	/* Only what is implemented: no APM, no SRQ resize, no memory
-	 * windows or fast registration. */
+	/* Only what is implemented: no APM, no SRQ resize.  Memory windows
+	 * of type 1 and 2B (QP and PD checked) and the extensions user
+	 * space can reach (local invalidate, send with invalidate), as rxe
+	 * and ConnectX report them. */
 	a->device_cap_flags =
 		IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_SYS_IMAGE_GUID |
-		IBV_DEVICE_PORT_ACTIVE_EVENT | IBV_DEVICE_CURR_QP_STATE_MOD;
+		IBV_DEVICE_PORT_ACTIVE_EVENT | IBV_DEVICE_CURR_QP_STATE_MOD |
+		IBV_DEVICE_MEM_WINDOW | IBV_DEVICE_MEM_MGT_EXTENSIONS |
+		IBV_DEVICE_MEM_WINDOW_TYPE_2B;
 	a->max_sge = 32;
 	a->max_sge_rd = 32;
 	a->max_cq = 16384;
@@ -111,7 +115,7 @@ static void fill_attr(struct srd_device *dev)
 	a->atomic_cap = IBV_ATOMIC_HCA;
 	a->max_ee = 0;
 	a->max_rdd = 0;
-	a->max_mw = 0;
+	a->max_mw = SRD_MAX_MW;
 	a->max_raw_ipv6_qp = 0;
 	a->max_raw_ethy_qp = 0;
 	a->max_mcast_grp = SRD_MCAST_MAX_GRP;

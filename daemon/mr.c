@@ -286,9 +286,8 @@ int cmd_rereg_mr(struct srd_client *c, struct srd_req *rq, struct srd_rep *rp)
 		pd->refcnt++;
 	}
 	mr->access = access;
-	/* A new key, so that work using the old one fails. */
-	table_bump_gen(&c->d->mrs, mr->handle);
-	mr->lkey = mr->rkey = mr_key(c->d, mr->handle);
+	/* The keys stay, as rxe's and ConnectX's do: peers holding the rkey
+	 * and WQEs posted with the lkey keep working on the new MR. */
 	rep = REP(rp, struct srd_reg_mr_rep);
 	rep->handle = mr->handle;
 	rep->lkey = mr->lkey;
@@ -313,6 +312,9 @@ int cmd_dereg_mr(struct srd_client *c, struct srd_req *rq, struct srd_rep *rp)
 	struct srd_mr *mr = mr_get(c, req->handle);
 
 	if (!mr)
+		return -EINVAL;
+	/* As rxe (IBA 10.6.7.2.6): windows bound to it must go first. */
+	if (mr->num_mw)
 		return -EINVAL;
 	mr_destroy(mr);
 	return 0;

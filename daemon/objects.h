@@ -87,6 +87,7 @@ struct srd_mr {
 	size_t map_len;
 	pid_t pvm_pid;	   /* non-zero: use process_vm_readv/writev */
 	struct srd_dm *dm; /* an MR over device memory (base points in it) */
+	uint32_t num_mw;   /* windows bound to it */
 };
 
 /* Device memory (ibv_alloc_dm): a memfd of the daemon the client maps. */
@@ -99,6 +100,29 @@ struct srd_dm {
 	uint8_t *map;	  /* the daemon's mapping */
 	size_t map_len;
 	uint32_t refcnt; /* MRs over it */
+};
+
+/*
+ * A memory window.  Its index lies above every MR index, so a key names a
+ * window or an MR by its index alone (rxe splits the space the same way):
+ * rkey == index << 8 | key byte, the key byte set by each bind.
+ */
+#define SRD_MW_FIRST_INDEX 0x10001u
+#define SRD_MAX_MW 65536
+
+struct srd_mw {
+	uint32_t handle; /* the index */
+	uint32_t rkey;
+	struct srd_client *owner;
+	struct srd_pd *pd;
+	uint8_t type; /* enum ibv_mw_type */
+	bool bound;
+	/* while bound */
+	struct srd_mr *mr;
+	uint64_t addr; /* start in the MR's iova space */
+	uint64_t length;
+	int access;   /* IBV_ACCESS_* (remote rights, ZERO_BASED) */
+	uint32_t qpn; /* type 2: the QP it was bound through */
 };
 
 struct srd_comp_channel {
@@ -216,7 +240,8 @@ struct srd_daemon {
 	struct list_head devices;
 	struct list_head clients;
 	struct list_head qps; /* every QP, for the engine's scan */
-	struct srd_table pds, mrs, cqs, qps_by_num, srqs, ahs, channels, dms;
+	struct srd_table pds, mrs, mws, cqs, qps_by_num, srqs, ahs, channels,
+		dms;
 	struct list_head cq_timers; /* CQs whose moderation period runs */
 	int epfd;
 	int listen_fd;
@@ -264,6 +289,23 @@ struct srd_qp *qp_lookup_num(struct srd_daemon *d, uint32_t qpn);
 
 /* Look up an MR by lkey or rkey (the same value); NULL if none. */
 struct srd_mr *mr_lookup_key(struct srd_daemon *d, uint32_t key);
+
+/*
+ * Resolve a remote key (an MR's rkey or a bound window's) for len bytes at
+ * *va with the access rights asked for, arriving on QP qpn of PD pd.  On
+ * success *va is moved into the MR's iova space (a window may be zero
+ * based); NULL when the key, PD, QP, rights or bounds say no.
+ */
+struct srd_mr *rkey_lookup(struct srd_daemon *d, uint32_t key,
+			   const struct srd_pd *pd, uint32_t qpn, uint64_t *va,
+			   uint64_t len, int access);
+/* Execute a BIND_MW WQE posted on qp: 0 or a negative errno. */
+int mw_bind(struct srd_daemon *d, const struct srd_qp *qp,
+	    const struct srd_send_wqe *w);
+/* Invalidate rkey for qp: a LOCAL_INV posted on it, or (remote) a SEND
+ * with Invalidate that arrived on it.  0 or a negative errno. */
+int key_invalidate(struct srd_daemon *d, const struct srd_qp *qp, uint32_t rkey,
+		   bool remote);
 
 /* Look up an AH by handle, checking it belongs to c. */
 struct srd_ah *ah_lookup(struct srd_client *c, uint32_t handle);

@@ -2,7 +2,9 @@
 /*
  * Index tables.  Indices are handed out round robin, preferring ones never
  * used before, so a freed handle, QPN or MR index is not reused at once
- * (stale packets and stale keys then miss).
+ * (stale packets and stale keys then miss).  Slots are stored from the
+ * first index on, so a table whose indices start high (memory windows)
+ * costs nothing below them.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -26,15 +28,15 @@ void table_fini(struct srd_table *t)
 	memset(t, 0, sizeof(*t));
 }
 
+/* t->size counts slots, the first of which is index t->first. */
 static int table_grow(struct srd_table *t)
 {
-	uint64_t limit = (uint64_t)t->first + t->max;
-	uint64_t nsize = t->size ? (uint64_t)t->size * 2 : t->first + 64;
+	uint64_t nsize = t->size ? (uint64_t)t->size * 2 : 64;
 	void **slot;
 	uint8_t *gen;
 
-	if (nsize > limit)
-		nsize = limit;
+	if (nsize > t->max)
+		nsize = t->max;
 	if (nsize <= t->size)
 		return -ENOMEM;
 	slot = realloc(t->slot, nsize * sizeof(*slot));
@@ -51,12 +53,12 @@ static int table_grow(struct srd_table *t)
 	return 0;
 }
 
-static int64_t table_take(struct srd_table *t, uint32_t idx, void *obj)
+static int64_t table_take(struct srd_table *t, uint32_t i, void *obj)
 {
-	t->slot[idx] = obj;
+	t->slot[i] = obj;
 	t->count++;
-	t->hint = idx + 1;
-	return idx;
+	t->hint = t->first + i + 1;
+	return (int64_t)t->first + i;
 }
 
 int64_t table_alloc(struct srd_table *t, void *obj)
@@ -65,13 +67,13 @@ int64_t table_alloc(struct srd_table *t, void *obj)
 
 	if (!obj || t->count >= t->max)
 		return -ENOMEM;
-	for (uint32_t i = t->hint; i < t->size; i++)
+	for (uint32_t i = t->hint - t->first; i < t->size; i++)
 		if (!t->slot[i])
 			return table_take(t, i, obj);
 	old = t->size;
 	if (!table_grow(t))
-		return table_take(t, old > t->first ? old : t->first, obj);
-	for (uint32_t i = t->first; i < t->size; i++)
+		return table_take(t, old, obj);
+	for (uint32_t i = 0; i < t->size; i++)
 		if (!t->slot[i])
 			return table_take(t, i, obj);
 	return -ENOMEM;
@@ -79,29 +81,30 @@ int64_t table_alloc(struct srd_table *t, void *obj)
 
 void *table_get(const struct srd_table *t, uint32_t idx)
 {
-	if (idx < t->first || idx >= t->size)
+	if (idx < t->first || idx - t->first >= t->size)
 		return NULL;
-	return t->slot[idx];
+	return t->slot[idx - t->first];
 }
 
 void table_free(struct srd_table *t, uint32_t idx)
 {
-	if (idx < t->first || idx >= t->size || !t->slot[idx])
+	if (idx < t->first || idx - t->first >= t->size ||
+	    !t->slot[idx - t->first])
 		return;
-	t->slot[idx] = NULL;
-	t->gen[idx]++;
+	t->slot[idx - t->first] = NULL;
+	t->gen[idx - t->first]++;
 	t->count--;
 }
 
 uint8_t table_gen(const struct srd_table *t, uint32_t idx)
 {
-	if (idx >= t->size)
+	if (idx < t->first || idx - t->first >= t->size)
 		return 0;
-	return t->gen[idx];
+	return t->gen[idx - t->first];
 }
 
 void table_bump_gen(struct srd_table *t, uint32_t idx)
 {
-	if (idx < t->size)
-		t->gen[idx]++;
+	if (idx >= t->first && idx - t->first < t->size)
+		t->gen[idx - t->first]++;
 }

@@ -31,6 +31,9 @@ void srd_ctx_set_ops(struct srd_context *ctx)
 	o->post_srq_recv = srd_post_srq_recv;
 	o->post_send = srd_post_send;
 	o->post_recv = srd_post_recv;
+	o->alloc_mw = srd_alloc_mw;
+	o->dealloc_mw = srd_dealloc_mw;
+	o->bind_mw = srd_bind_mw;
 
 	v->query_port = srd_query_port;
 	v->query_device_ex = srd_query_device_ex;

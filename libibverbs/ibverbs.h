@@ -360,6 +360,15 @@ struct srd_srq *srd_srq_create(struct ibv_pd *pd,
 
 /* Opcodes a QP type may post (post.c). */
 bool srd_opcode_valid(enum ibv_qp_type type, enum ibv_wr_opcode op);
+/* Fill the window fields of a BIND_MW WQE. */
+void srd_wqe_bind(struct srd_send_wqe *w, const struct ibv_mw *mw,
+		  uint32_t rkey, const struct ibv_mw_bind_info *info);
+
+/* mw.c */
+struct ibv_mw *srd_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
+int srd_dealloc_mw(struct ibv_mw *mw);
+int srd_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw,
+		struct ibv_mw_bind *mw_bind);
 
 /* --- exported non-standard names (rdma-core's driver.h) ------------------ */
 enum srd_gid_type_sysfs {

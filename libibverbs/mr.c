@@ -170,9 +170,13 @@ LIB_EXPORT int ibv_rereg_mr(struct ibv_mr *ibmr, int flags, struct ibv_pd *pd,
 	int ret;
 
 	if (flags & ~(IBV_REREG_MR_CHANGE_TRANSLATION | IBV_REREG_MR_CHANGE_PD |
-		      IBV_REREG_MR_CHANGE_ACCESS) ||
-	    !flags)
+		      IBV_REREG_MR_CHANGE_ACCESS))
 		goto err_input;
+	/* No flag at all is the kernel's to refuse (EINVAL). */
+	if (!flags) {
+		errno = EINVAL;
+		return IBV_REREG_MR_ERR_CMD;
+	}
 	if ((flags & IBV_REREG_MR_CHANGE_TRANSLATION) && (!addr || !length))
 		goto err_input;
 	if (access && !(flags & IBV_REREG_MR_CHANGE_ACCESS))

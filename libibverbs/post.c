@@ -25,6 +25,9 @@ bool srd_opcode_valid(enum ibv_qp_type type, enum ibv_wr_opcode op)
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
 	case IBV_WR_SEND_WITH_INV:
 		return type == IBV_QPT_RC;
+	case IBV_WR_LOCAL_INV:
+	case IBV_WR_BIND_MW:
+		return type == IBV_QPT_RC || type == IBV_QPT_UC;
 	default:
 		return false;
 	}
@@ -35,6 +38,18 @@ static bool opcode_takes_inline(enum ibv_wr_opcode op)
 	return op == IBV_WR_SEND || op == IBV_WR_SEND_WITH_IMM ||
 	       op == IBV_WR_SEND_WITH_INV || op == IBV_WR_RDMA_WRITE ||
 	       op == IBV_WR_RDMA_WRITE_WITH_IMM;
+}
+
+void srd_wqe_bind(struct srd_send_wqe *w, const struct ibv_mw *mw,
+		  uint32_t rkey, const struct ibv_mw_bind_info *info)
+{
+	w->imm_data = mw->rkey;
+	w->rkey = rkey;
+	w->remote_addr = info->addr;
+	w->bind.length = info->mr ? info->length : 0;
+	w->bind.mr_lkey = info->mr ? info->mr->lkey : 0;
+	w->bind.access = info->mw_access_flags;
+	w->num_sge = 0;
 }
 
 /* Write one send WQE into slot idx.  0 or a positive errno. */
@@ -81,8 +96,22 @@ static int write_send(struct srd_qp *qp, const struct ibv_send_wr *wr,
 		w.compare_add = wr->wr.atomic.compare_add;
 		w.swap = wr->wr.atomic.swap;
 		break;
+	case IBV_WR_BIND_MW:
+		if (!wr->bind_mw.mw)
+			return EINVAL;
+		srd_wqe_bind(&w, wr->bind_mw.mw, wr->bind_mw.rkey,
+			     &wr->bind_mw.bind_info);
+		break;
 	default:
 		break;
+	}
+	if (w.opcode == IBV_WR_BIND_MW || w.opcode == IBV_WR_LOCAL_INV) {
+		/* No data: the slot is the header alone. */
+		w.num_sge = 0;
+		memcpy(srd_wq_slot(sq, idx), &w, sizeof(w));
+		if (w.flags & SRD_WQE_SIGNALED)
+			sq->sig_next = idx + 1;
+		return 0;
 	}
 	if (qp->qp.qp_type == IBV_QPT_UD) {
 		w.ah_handle = wr->wr.ud.ah->handle;

@@ -15,10 +15,12 @@ static const uint64_t ops_rc =
 	IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
 	IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |
 	IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
-	IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_SEND_WITH_INV;
+	IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_SEND_WITH_INV |
+	IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_LOCAL_INV;
 static const uint64_t ops_uc =
 	IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
-	IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM;
+	IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |
+	IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_LOCAL_INV;
 static const uint64_t ops_ud = IBV_QP_EX_WITH_SEND |
 			       IBV_QP_EX_WITH_SEND_WITH_IMM;
 
@@ -95,6 +97,30 @@ static void wr_send_inv(struct ibv_qp_ex *x, uint32_t rkey)
 
 	if (w)
 		w->imm_data = rkey;
+}
+
+static void wr_local_inv(struct ibv_qp_ex *x, uint32_t rkey)
+{
+	struct srd_send_wqe *w = wr_open(x, IBV_WR_LOCAL_INV);
+
+	if (w)
+		w->imm_data = rkey;
+}
+
+static void wr_bind_mw(struct ibv_qp_ex *x, struct ibv_mw *mw, uint32_t rkey,
+		       const struct ibv_mw_bind_info *info)
+{
+	struct srd_send_wqe *w;
+
+	if (!mw || !info) {
+		qp_of(x)->wr_err = EINVAL;
+		return;
+	}
+	w = wr_open(x, IBV_WR_BIND_MW);
+	if (w)
+		srd_wqe_bind(w, mw, rkey, info);
+	/* No data segments may follow. */
+	qp_of(x)->wr_cur = NULL;
 }
 
 static void rdma(struct ibv_qp_ex *x, enum ibv_wr_opcode op, uint32_t rkey,
@@ -295,6 +321,10 @@ static void init_ops(struct srd_qp *qp, uint64_t ops)
 		x->wr_atomic_cmp_swp = wr_atomic_cmp_swp;
 	if (ops & IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)
 		x->wr_atomic_fetch_add = wr_atomic_fetch_add;
+	if (ops & IBV_QP_EX_WITH_BIND_MW)
+		x->wr_bind_mw = wr_bind_mw;
+	if (ops & IBV_QP_EX_WITH_LOCAL_INV)
+		x->wr_local_inv = wr_local_inv;
 	qp->has_ex = true;
 }
 

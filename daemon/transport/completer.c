@@ -146,9 +146,21 @@ void completer_head_check(struct srd_qp_transport *tp)
 		tp_sq_error(tp);
 }
 
+void completer_retire_local(struct srd_qp_transport *tp)
+{
+	while (tp->sq_head != tp->sq_next &&
+	       tp_swqe(tp, tp->sq_head)->state == SWQE_DONE)
+		retire_head(tp, IBV_WC_SUCCESS);
+	completer_head_check(tp);
+}
+
 static enum comp_state get_wqe(struct comp_ctx *c)
 {
 	struct srd_qp_transport *tp = c->tp;
+
+	completer_retire_local(tp);
+	if (tp_state(tp) != IBV_QPS_RTS && tp_state(tp) != IBV_QPS_SQD)
+		return CS_DONE;
 
 	if (!tp_outstanding(tp))
 		return CS_DONE;
@@ -331,7 +343,7 @@ static enum comp_state do_complete(struct comp_ctx *c)
 	advance_una(tp, c->last_psn);
 	c->progress = true;
 	retire_head(tp, IBV_WC_SUCCESS);
-	completer_head_check(tp);
+	completer_retire_local(tp);
 	if (tp_state(tp) != IBV_QPS_RTS && tp_state(tp) != IBV_QPS_SQD)
 		return CS_DONE;
 	/* A response to a later PSN acknowledges more. */

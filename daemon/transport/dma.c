@@ -19,7 +19,7 @@ void dma_init_sgl(struct srd_dma *m, const struct srd_sge *sge, uint32_t num,
 }
 
 void dma_init_range(struct srd_dma *m, uint32_t key, uint64_t va, uint64_t len,
-		    const struct srd_pd *pd, int access)
+		    const struct srd_pd *pd, uint32_t qpn, int access)
 {
 	memset(m, 0, sizeof(*m));
 	m->kind = SRD_DMA_RANGE;
@@ -27,6 +27,7 @@ void dma_init_range(struct srd_dma *m, uint32_t key, uint64_t va, uint64_t len,
 	m->range.va = va;
 	m->range.len = len;
 	m->pd = pd;
+	m->qpn = qpn;
 	m->access = access;
 }
 
@@ -140,10 +141,16 @@ void dma_advance(struct srd_dma *m, uint64_t n)
 
 /* Resolve the MR of a piece for n bytes, remembering the last lookup. */
 static struct srd_mr *piece_mr(struct srd_daemon *d, const struct srd_dma *m,
-			       const struct piece *pc, uint64_t n,
+			       struct piece *pc, uint64_t n,
 			       struct srd_mr **cache, uint32_t *cache_key)
 {
 	struct srd_mr *mr;
+
+	/* An rkey may name a window: checked and moved into its MR's iova
+	 * space for every piece, so an invalidation stops the next one. */
+	if (m->kind == SRD_DMA_RANGE)
+		return rkey_lookup(d, pc->key, m->pd, m->qpn, &pc->va, n,
+				   m->access);
 
 	if (*cache && *cache_key == pc->key) {
 		mr = *cache;

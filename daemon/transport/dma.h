@@ -23,7 +23,8 @@ enum srd_dma_kind {
 
 struct srd_dma {
 	uint8_t kind;
-	int access;		 /* IBV_ACCESS_* every MR must grant */
+	int access;   /* IBV_ACCESS_* every MR must grant */
+	uint32_t qpn; /* RANGE: the QP it arrived on (type 2 windows) */
 	const struct srd_pd *pd; /* MR must be in pd or pd_alt; NULL: any */
 	const struct srd_pd *pd_alt;
 	union {
@@ -49,8 +50,9 @@ struct srd_dma {
 void dma_init_sgl(struct srd_dma *m, const struct srd_sge *sge, uint32_t num,
 		  const struct srd_pd *pd, const struct srd_pd *pd_alt,
 		  int access);
+/* An rkey range (an MR's or a memory window's) that arrived on QP qpn. */
 void dma_init_range(struct srd_dma *m, uint32_t key, uint64_t va, uint64_t len,
-		    const struct srd_pd *pd, int access);
+		    const struct srd_pd *pd, uint32_t qpn, int access);
 void dma_init_buf(struct srd_dma *m, void *p, uint64_t len);
 
 /* Move the cursor to byte offset off from the start. */

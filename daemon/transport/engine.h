@@ -73,6 +73,7 @@ enum srd_swqe_state {
 	SWQE_ACTIVE, /* some packets sent (or being resent) */
 	SWQE_SENT,   /* every packet sent, waiting for the response */
 	SWQE_BAD,    /* failed a local check: completes with status */
+	SWQE_DONE,   /* a local operation, executed: completes in order */
 };
 
 enum srd_swqe_kind {
@@ -80,6 +81,7 @@ enum srd_swqe_kind {
 	SWQE_K_WRITE,
 	SWQE_K_READ,
 	SWQE_K_ATOMIC,
+	SWQE_K_LOCAL, /* BIND_MW, LOCAL_INV: executed by the requester */
 };
 
 /* The engine's private copy of a send WQE and its progress. */
@@ -88,7 +90,8 @@ struct srd_swqe {
 	uint8_t kind;	/* enum srd_swqe_kind */
 	uint8_t status; /* enum ibv_wc_status for SWQE_BAD */
 	bool imm;
-	uint32_t length;    /* message length */
+	bool inv;	 /* SEND with Invalidate: the last packet has an IETH */
+	uint32_t length; /* message length */
 	uint32_t first_psn; /* RC/UC: PSN of the first packet */
 	uint32_t npkts;	    /* PSNs the message uses */
 	uint32_t pkts_sent; /* SEND/WRITE: packets sent so far */
@@ -325,6 +328,9 @@ int responder_set_resources(struct srd_qp_transport *tp, uint32_t n);
 void completer_rx(struct srd_qp_transport *tp, struct srd_pkt *pkt);
 /* Complete a local error at the head of the SQ, if there is one. */
 void completer_head_check(struct srd_qp_transport *tp);
+/* Complete the executed local operations at the head of the SQ, then
+ * a local error there. */
+void completer_retire_local(struct srd_qp_transport *tp);
 /* Retransmit and RNR timers. */
 bool completer_timers(struct srd_qp_transport *tp, uint64_t now);
 

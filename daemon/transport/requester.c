@@ -19,10 +19,9 @@
 #include "daemon/transport/engine.h"
 
 static const char *const swqe_state_name[] = {
-	[SWQE_POSTED] = "POSTED",
-	[SWQE_ACTIVE] = "ACTIVE",
-	[SWQE_SENT] = "SENT",
-	[SWQE_BAD] = "BAD",
+	[SWQE_POSTED] = "POSTED", [SWQE_ACTIVE] = "ACTIVE",
+	[SWQE_SENT] = "SENT",	  [SWQE_BAD] = "BAD",
+	[SWQE_DONE] = "DONE",
 };
 
 const char *requester_state_name(uint8_t state)
@@ -157,8 +156,9 @@ static bool send_follows(struct srd_qp_transport *tp, uint32_t idx)
 		return __atomic_load_n(&tp->qp->sq.ctl->prod,
 				       __ATOMIC_ACQUIRE) != tp->sq_fetched;
 	n = tp_swqe(tp, idx + 1);
+	/* A local operation completes behind this one: it needs the ACK. */
 	return n->state == SWQE_POSTED && !is_rd_atomic(n) &&
-	       !(n->w.flags & SRD_WQE_FENCE);
+	       n->kind != SWQE_K_LOCAL && !(n->w.flags & SRD_WQE_FENCE);
 }
 
 /* Build the next packet of a SEND or WRITE, or on the in-memory wire a
@@ -198,8 +198,14 @@ static bool build_send_write(struct srd_qp_transport *tp, struct srd_swqe *s,
 			qp->type == IBV_QPT_RC ? ROCE_TR_RC : ROCE_TR_UC,
 			s->kind == SWQE_K_SEND ? OPF_SEND : OPF_WRITE, pos,
 			s->imm);
+		/* The rkey to invalidate rides in the last packet. */
+		if (s->inv && (pos == OPF_ONLY || pos == OPF_LAST))
+			opcode = pos == OPF_ONLY ? ROCE_RC_SEND_ONLY_INV
+						 : ROCE_RC_SEND_LAST_INV;
 	}
 	srd_pkt_init(pkt, opcode);
+	if (pkt->mask & OPF_IETH)
+		pkt->ieth_rkey = s->w.imm_data;
 	pkt->psn = (s->first_psn + k) & ROCE_PSN_MASK;
 	pkt->npkts = n;
 	if (pkt->mask & OPF_RETH) {
@@ -303,8 +309,33 @@ static uint32_t req_send_one(struct srd_qp_transport *tp, struct srd_swqe *s,
 	if (last && qp->type != IBV_QPT_RC && tp->sq_head == idx) {
 		tp_send_cqe(tp, s, idx, IBV_WC_SUCCESS);
 		tp->sq_head = idx + 1;
+		completer_retire_local(tp);
 	}
 	return pkt.npkts;
+}
+
+/* BIND_MW or LOCAL_INV: done here, in SQ order, on no PSN; a failure
+ * completes in error (rxe: MW_BIND_ERR, LOC_QP_OP_ERR) and stops the QP. */
+static void req_local(struct srd_qp_transport *tp, struct srd_swqe *s,
+		      uint32_t idx)
+{
+	struct srd_daemon *d = tp->eng->d;
+	bool bind = s->w.opcode == IBV_WR_BIND_MW;
+	int err;
+
+	err = bind ? mw_bind(d, tp->qp, &s->w)
+		   : key_invalidate(d, tp->qp, s->w.imm_data, false);
+	s->first_psn = tp->psn;
+	s->npkts = 0;
+	if (err) {
+		s->state = SWQE_BAD;
+		s->status = bind ? IBV_WC_MW_BIND_ERR : IBV_WC_LOC_QP_OP_ERR;
+		completer_head_check(tp);
+		return;
+	}
+	s->state = SWQE_DONE;
+	tp->sq_next = idx + 1;
+	completer_retire_local(tp);
 }
 
 bool requester_run(struct srd_qp_transport *tp)
@@ -326,6 +357,11 @@ bool requester_run(struct srd_qp_transport *tp)
 		}
 		idx = tp->sq_next;
 		s = tp_swqe(tp, idx);
+		if (s->state == SWQE_DONE) {
+			/* Executed before a rewind: not again. */
+			tp->sq_next = idx + 1;
+			continue;
+		}
 		if (s->state == SWQE_BAD) {
 			/* Completes in order, once everything before it has. */
 			completer_head_check(tp);
@@ -335,6 +371,12 @@ bool requester_run(struct srd_qp_transport *tp)
 			/* SQD: what has started finishes, nothing new starts. */
 			if (st == IBV_QPS_SQD || !req_can_start(tp, s))
 				break;
+			if (s->kind == SWQE_K_LOCAL) {
+				req_local(tp, s, idx);
+				budget--;
+				work = true;
+				continue;
+			}
 			req_start(tp, s);
 		} else if (tp->qp->type == IBV_QPT_RC && !is_rd_atomic(s) &&
 			   tp_inflight(tp) >= tp->cwnd) {
@@ -356,6 +398,8 @@ void requester_rewind(struct srd_qp_transport *tp, uint32_t psn)
 		end++;
 	for (idx = tp->sq_head; idx != end; idx++) {
 		s = tp_swqe(tp, idx);
+		if (s->state == SWQE_DONE)
+			continue;
 		if (roce_psn_cmp(psn, s->first_psn + s->npkts - 1) <= 0)
 			break;
 	}
@@ -365,6 +409,9 @@ void requester_rewind(struct srd_qp_transport *tp, uint32_t psn)
 	for (uint32_t j = idx + 1; j != end; j++) {
 		struct srd_swqe *t = tp_swqe(tp, j);
 
+		/* Local operations took effect: they stay done. */
+		if (t->state == SWQE_DONE)
+			continue;
 		if (is_rd_atomic(t))
 			tp->rd_atomic--;
 		t->state = SWQE_POSTED;
@@ -402,8 +449,14 @@ void requester_skip(struct srd_qp_transport *tp, uint32_t psn)
 		uint32_t idx = tp->sq_next, end;
 		struct srd_swqe *s = tp_swqe(tp, idx);
 
-		/* READ data and atomic results must still come back. */
-		if (s->state == SWQE_BAD || is_rd_atomic(s))
+		if (s->state == SWQE_DONE) {
+			tp->sq_next = idx + 1;
+			continue;
+		}
+		/* READ data and atomic results must still come back; a
+		 * local operation runs in the requester. */
+		if (s->state == SWQE_BAD || is_rd_atomic(s) ||
+		    s->kind == SWQE_K_LOCAL)
 			break;
 		if (s->state == SWQE_POSTED)
 			req_start(tp, s);

@@ -39,6 +39,7 @@ enum resp_state {
 	RS_ERR_LENGTH,
 	RS_ERR_LOC_PROT,
 	RS_ERR_MALFORMED,
+	RS_ERR_INV_RKEY,
 	RS_DROP_MSG,
 	RS_DONE,
 };
@@ -61,6 +62,7 @@ static const char *const resp_state_name[] = {
 	[RS_ERR_LENGTH] = "ERR_LENGTH",
 	[RS_ERR_LOC_PROT] = "ERR_LOC_PROT",
 	[RS_ERR_MALFORMED] = "ERR_MALFORMED",
+	[RS_ERR_INV_RKEY] = "ERR_INV_RKEY",
 	[RS_DROP_MSG] = "DROP_MSG",
 	[RS_DONE] = "DONE",
 };
@@ -286,8 +288,6 @@ static enum resp_state check_op_valid(struct resp_ctx *c)
 	int access = qp->attr.qp_access_flags;
 	uint32_t m = c->m;
 
-	if (m & OPF_IETH) /* no memory windows or invalidation */
-		return c->rc ? RS_ERR_INV_REQ : RS_DROP_MSG;
 	if ((m & OPF_WRITE) && (m & OPF_FIRST) &&
 	    !(access & IBV_ACCESS_REMOTE_WRITE))
 		return c->rc ? RS_ERR_ACCESS : RS_DROP_MSG;
@@ -386,14 +386,14 @@ static enum resp_state check_rkey(struct resp_ctx *c)
 	struct srd_pkt *pkt = c->pkt;
 	struct srd_daemon *d = tp->eng->d;
 	uint32_t m = c->m;
-	struct srd_mr *mr;
+	uint64_t va;
 
 	if (m & OPF_ATOMIC) {
 		if (pkt->atm.va & 7)
 			return RS_ERR_INV_REQ;
-		mr = mr_lookup_key(d, pkt->atm.rkey);
-		if (!mr || mr_check(mr, qp->pd, pkt->atm.va, 8,
-				    IBV_ACCESS_REMOTE_ATOMIC))
+		va = pkt->atm.va;
+		if (!rkey_lookup(d, pkt->atm.rkey, qp->pd, qp->qpn, &va, 8,
+				 IBV_ACCESS_REMOTE_ATOMIC))
 			return RS_ERR_ACCESS;
 		return RS_EXECUTE;
 	}
@@ -402,12 +402,11 @@ static enum resp_state check_rkey(struct resp_ctx *c)
 					    : IBV_ACCESS_REMOTE_WRITE;
 
 		/* A zero-length RDMA needs no key (IBTA 9.4.4, 9.4.5). */
-		if (pkt->reth.len) {
-			mr = mr_lookup_key(d, pkt->reth.rkey);
-			if (!mr || mr_check(mr, qp->pd, pkt->reth.va,
-					    pkt->reth.len, access))
-				return c->rc ? RS_ERR_ACCESS : RS_DROP_MSG;
-		}
+		va = pkt->reth.va;
+		if (pkt->reth.len &&
+		    !rkey_lookup(d, pkt->reth.rkey, qp->pd, qp->qpn, &va,
+				 pkt->reth.len, access))
+			return c->rc ? RS_ERR_ACCESS : RS_DROP_MSG;
 		if (m & OPF_WRITE) {
 			tp->wr_va = pkt->reth.va;
 			tp->wr_rkey = pkt->reth.rkey;
@@ -523,7 +522,7 @@ static enum resp_state exec_write(struct resp_ctx *c)
 	if (!len)
 		return RS_COMPLETE;
 	dma_init_range(&dst, tp->wr_rkey, tp->wr_va, len, tp->qp->pd,
-		       IBV_ACCESS_REMOTE_WRITE);
+		       tp->qp->qpn, IBV_ACCESS_REMOTE_WRITE);
 	err = dma_copy(tp->eng->d, &dst, &c->pkt->pay, len);
 	if (err == -EFAULT) {
 		tp->cnt.rx_drops++;
@@ -569,11 +568,12 @@ static enum resp_state exec_read(struct resp_ctx *c)
 	return RS_DONE;
 }
 
-static uint64_t atomic_op(struct srd_mr *mr, const struct srd_pkt *pkt,
-			  bool *ok)
+/* The atomic of pkt at va (in mr's iova space). */
+static uint64_t atomic_op(struct srd_mr *mr, uint64_t va,
+			  const struct srd_pkt *pkt, bool *ok)
 {
 	bool cas = pkt->opcode == ROCE_RC_COMPARE_SWAP;
-	uint8_t *p = mr_ptr(mr, pkt->atm.va);
+	uint8_t *p = mr_ptr(mr, va);
 	uint64_t orig, v;
 
 	*ok = true;
@@ -591,13 +591,13 @@ static uint64_t atomic_op(struct srd_mr *mr, const struct srd_pkt *pkt,
 	}
 	/* Memory the daemon reaches through the client's address space:
 	 * atomic with respect to the device only. */
-	if (mr_read(mr, pkt->atm.va, &orig, sizeof(orig))) {
+	if (mr_read(mr, va, &orig, sizeof(orig))) {
 		*ok = false;
 		return 0;
 	}
 	v = cas ? (orig == pkt->atm.compare ? pkt->atm.swap_add : orig)
 		: orig + pkt->atm.swap_add;
-	if (v != orig && mr_write(mr, pkt->atm.va, &v, sizeof(v)))
+	if (v != orig && mr_write(mr, va, &v, sizeof(v)))
 		*ok = false;
 	return orig;
 }
@@ -606,14 +606,16 @@ static enum resp_state exec_atomic(struct resp_ctx *c)
 {
 	struct srd_qp_transport *tp = c->tp;
 	struct srd_pkt *pkt = c->pkt;
-	struct srd_mr *mr = mr_lookup_key(tp->eng->d, pkt->atm.rkey);
+	uint64_t va = pkt->atm.va, orig;
+	struct srd_mr *mr = rkey_lookup(tp->eng->d, pkt->atm.rkey, tp->qp->pd,
+					tp->qp->qpn, &va, 8,
+					IBV_ACCESS_REMOTE_ATOMIC);
 	struct srd_resp_res *res;
-	uint64_t orig;
 	bool ok;
 
 	if (!mr)
 		return RS_ERR_ACCESS;
-	orig = atomic_op(mr, pkt, &ok);
+	orig = atomic_op(mr, va, pkt, &ok);
 	if (!ok)
 		return RS_ERR_ACCESS;
 	res = next_res(tp);
@@ -672,6 +674,15 @@ static enum resp_state complete(struct resp_ctx *c)
 	if (c->m & OPF_IMM) {
 		info.imm = pkt->imm;
 		info.wc_flags |= IBV_WC_WITH_IMM;
+	}
+	if (c->m & OPF_IETH) {
+		/* IBTA class J: the message landed, the invalidation did
+		 * not: the receive completes in error and the QP stops. */
+		if (key_invalidate(tp->eng->d, tp->qp, pkt->ieth_rkey, true))
+			return RS_ERR_INV_RKEY;
+		info.imm =
+			pkt->ieth_rkey; /* host order, as wc.invalidated_rkey */
+		info.wc_flags |= IBV_WC_WITH_INV;
 	}
 	if (c->ud) {
 		info.wc_flags |= IBV_WC_GRH;
@@ -890,6 +901,11 @@ void responder_rx(struct srd_qp_transport *tp, struct srd_pkt *pkt)
 			st = err_fatal(&c, IBV_WC_LOC_QP_OP_ERR,
 				       ROCE_NAK_REM_OP, -1);
 			break;
+		case RS_ERR_INV_RKEY:
+			st = err_fatal(&c, IBV_WC_REM_INV_REQ_ERR,
+				       ROCE_NAK_INVALID_REQ,
+				       IBV_EVENT_QP_REQ_ERR);
+			break;
 		case RS_DROP_MSG:
 			st = drop_msg(&c);
 			break;
@@ -940,12 +956,12 @@ bool responder_run(struct srd_qp_transport *tp, unsigned int budget)
 		}
 		budget -= count;
 		if (n) {
-			struct srd_mr *mr =
-				mr_lookup_key(tp->eng->d, res->rkey);
+			uint64_t va = res->cur_va;
 
-			/* The MR went away while its READ was answered. */
-			if (!mr || mr_check(mr, qp->pd, res->cur_va, n,
-					    IBV_ACCESS_REMOTE_READ)) {
+			/* The MR (or window) went away while its READ was
+			 * answered. */
+			if (!rkey_lookup(tp->eng->d, res->rkey, qp->pd, qp->qpn,
+					 &va, n, IBV_ACCESS_REMOTE_READ)) {
 				tp->rd_active = NULL;
 				send_ack(tp,
 					 ROCE_AETH_NAK | ROCE_NAK_REM_ACCESS,
@@ -962,7 +978,7 @@ bool responder_run(struct srd_qp_transport *tp, unsigned int budget)
 			pkt.aeth.msn = tp->msn & ROCE_AETH_MSN_MASK;
 		}
 		dma_init_range(&pkt.pay, res->rkey, res->cur_va, n, qp->pd,
-			       IBV_ACCESS_REMOTE_READ);
+			       qp->qpn, IBV_ACCESS_REMOTE_READ);
 		pkt.paylen = n;
 		tp_fill_path(tp, &pkt);
 		res->cur_psn = (res->cur_psn + count) & ROCE_PSN_MASK;

@@ -25,7 +25,22 @@ static enum ibv_wc_status swqe_check(struct srd_qp_transport *tp,
 	int access = 0;
 
 	s->imm = false;
+	s->inv = false;
 	switch (w->opcode) {
+	case IBV_WR_SEND_WITH_INV:
+		if (!rc)
+			return IBV_WC_LOC_QP_OP_ERR;
+		s->inv = true;
+		s->kind = SWQE_K_SEND;
+		break;
+	case IBV_WR_BIND_MW:
+	case IBV_WR_LOCAL_INV:
+		/* Executed in order when the requester reaches them. */
+		if (ud)
+			return IBV_WC_LOC_QP_OP_ERR;
+		s->kind = SWQE_K_LOCAL;
+		s->length = 0;
+		return IBV_WC_SUCCESS;
 	case IBV_WR_SEND_WITH_IMM:
 		s->imm = true;
 		/* fall through */

@@ -46,8 +46,9 @@ cat "$NS_TMP/tcpdump.log"
 
 # Every opcode the runs use: SEND first/middle/last/only (+imm), WRITE
 # first/middle/last/only (+imm), READ request and responses, ACK, atomic
-# ACK, CMP_SWAP, FETCH_ADD, UD SEND only (+imm).
-need=0x00,0x01,0x02,0x04,0x05,0x06,0x07,0x08,0x0a,0x0b,0x0c,0x0d,0x0e,0x0f,0x10,0x11,0x12,0x13,0x14,0x64,0x65
+# ACK, CMP_SWAP, FETCH_ADD, SEND last/only with Invalidate, UD SEND only
+# (+imm).
+need=0x00,0x01,0x02,0x04,0x05,0x06,0x07,0x08,0x0a,0x0b,0x0c,0x0d,0x0e,0x0f,0x10,0x11,0x12,0x13,0x14,0x16,0x17,0x64,0x65
 
 # Wireshark guesses what a RoCE payload carries.  Two guesses take our
 # test patterns for something they are not and then call the packet
@@ -80,8 +81,23 @@ check()
 		ns_fail "$what: ICRC check"
 }
 
+# SEND with Invalidate: tshark names both opcodes and reads the IETH.
+inv_check()
+{
+	local f=$1 what=$2 n
+
+	n=$("${TSHARK[@]}" -r "$f" -Y 'infiniband.bth.opcode == 0x16 || infiniband.bth.opcode == 0x17' \
+		-T fields -e infiniband.bth.opcode -e infiniband.ieth 2>/dev/null |
+		awk 'NF == 2' | wc -l)
+	[ "$n" -ge 2 ] ||
+		ns_fail "$what: tshark decodes $n SEND with Invalidate packets with an IETH"
+	ns_log "$what: $n SEND with Invalidate packets, IETH decoded"
+}
+
 check "$cap" "tcpdump on veth2"
+inv_check "$cap" "tcpdump on veth2"
 # The daemon writes its capture out when it stops.
 ns_stop_daemon 1
 check "$NS_TMP/daemon1.pcap" "softrdmad capture (SOFTRDMA_PCAP)"
+inv_check "$NS_TMP/daemon1.pcap" "softrdmad capture (SOFTRDMA_PCAP)"
 ns_pass

@@ -481,6 +481,93 @@ static void op_ud(struct xh *x)
 	xh_qp_destroy(&q);
 }
 
+/* Type 2 windows on the server's QP: the client WRITEs through one and
+ * invalidates both with SENDs (FIRST + LAST_WITH_INVALIDATE, then
+ * ONLY_WITH_INVALIDATE), as storage targets and initiators do. */
+static void op_mw(struct xh *x, struct xh_qp *q)
+{
+	struct ibv_wc wc;
+
+	t_log("memory windows: WRITE through one, SEND with Invalidate");
+	if (x->server) {
+		struct ibv_mr *mr = T_NONNULL(
+			ibv_reg_mr(x->d.pd, x->b.p, 65536,
+				   T_ACCESS_ALL | IBV_ACCESS_MW_BIND));
+		struct ibv_mw *mw[2];
+		uint32_t rk[2];
+
+		for (int i = 0; i < 2; i++) {
+			struct ibv_send_wr wr = { .wr_id = 70 + i,
+						  .opcode = IBV_WR_BIND_MW,
+						  .send_flags = SIG },
+					   *bad;
+
+			mw[i] = T_NONNULL(ibv_alloc_mw(x->d.pd, IBV_MW_TYPE_2));
+			rk[i] = ibv_inc_rkey(mw[i]->rkey);
+			wr.bind_mw.mw = mw[i];
+			wr.bind_mw.rkey = rk[i];
+			wr.bind_mw.bind_info.mr = mr;
+			wr.bind_mw.bind_info.addr = (uintptr_t)x->b.p + 32768;
+			wr.bind_mw.bind_info.length = 16384;
+			wr.bind_mw.bind_info.mw_access_flags =
+				IBV_ACCESS_REMOTE_WRITE;
+			T_OK(ibv_post_send(q->qp, &wr, &bad));
+			XH_EXPECT(q->scq, &wc, 70 + i, IBV_WC_SUCCESS,
+				  IBV_WC_BIND_MW, W);
+			mw[i]->rkey = rk[i];
+		}
+		memset(x->b.p, 0, 65536);
+		t_post_recv(q->qp, 72, x->b.mr, x->b.p, 4096);
+		t_post_recv(q->qp, 73, x->b.mr, x->b.p + 4096, 4096);
+		xh_swap_val(x, (uint64_t)rk[0] << 32 | rk[1]);
+		XH_EXPECT(q->rcq, &wc, 72, IBV_WC_SUCCESS, IBV_WC_RECV, W);
+		T_EQ(wc.byte_len, 3000);
+		T_ASSERT(wc.wc_flags & IBV_WC_WITH_INV);
+		T_EQ(wc.invalidated_rkey, rk[0]);
+		XH_EXPECT(q->rcq, &wc, 73, IBV_WC_SUCCESS, IBV_WC_RECV, W);
+		T_EQ(wc.byte_len, 100);
+		T_ASSERT(wc.wc_flags & IBV_WC_WITH_INV);
+		T_EQ(wc.invalidated_rkey, rk[1]);
+		T_CHECK_FILL(x->b.p + 32768 + 100, 9000, 74);
+		T_CHECK_FILL(x->b.p, 3000, 75);
+		T_CHECK_FILL(x->b.p + 4096, 100, 76);
+		xh_sync(x);
+		for (int i = 0; i < 2; i++)
+			T_OK(ibv_dealloc_mw(mw[i]));
+		T_OK(ibv_dereg_mr(mr));
+	} else {
+		uint64_t v = xh_swap_val(x, 0);
+		uint32_t rk0 = (uint32_t)(v >> 32), rk1 = (uint32_t)v;
+		struct ibv_sge sge = { .lkey = x->a.mr->lkey };
+		struct ibv_send_wr wr = { .opcode = IBV_WR_SEND_WITH_INV,
+					  .send_flags = SIG,
+					  .sg_list = &sge,
+					  .num_sge = 1 },
+				   *bad;
+
+		t_fill(x->a.p, 9000, 74);
+		t_fill(x->a.p + 16384, 3000, 75);
+		t_fill(x->a.p + 24576, 100, 76);
+		t_post_send(q->qp, 74, IBV_WR_RDMA_WRITE, x->a.mr, x->a.p, 9000,
+			    SIG, q->remote.addr + 32768 + 100, rk0);
+		XH_EXPECT(q->scq, &wc, 74, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE,
+			  W);
+		wr.wr_id = 75;
+		wr.invalidate_rkey = rk0;
+		sge.addr = (uintptr_t)x->a.p + 16384;
+		sge.length = 3000;
+		T_OK(ibv_post_send(q->qp, &wr, &bad));
+		XH_EXPECT(q->scq, &wc, 75, IBV_WC_SUCCESS, IBV_WC_SEND, W);
+		wr.wr_id = 76;
+		wr.invalidate_rkey = rk1;
+		sge.addr = (uintptr_t)x->a.p + 24576;
+		sge.length = 100;
+		T_OK(ibv_post_send(q->qp, &wr, &bad));
+		XH_EXPECT(q->scq, &wc, 76, IBV_WC_SUCCESS, IBV_WC_SEND, W);
+		xh_sync(x);
+	}
+}
+
 void xh_run_ops(struct xh *x)
 {
 	struct xh_conn c;
@@ -496,6 +583,7 @@ void xh_run_ops(struct xh *x)
 	op_atomics(x, &q);
 	op_sges(x, &q);
 	op_large(x, &q);
+	op_mw(x, &q);
 	T_EQ(t_qp_state(q.qp), IBV_QPS_RTS);
 	xh_qp_destroy(&q);
 	op_ud(x);
