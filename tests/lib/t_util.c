@@ -150,9 +150,23 @@ void t_init(const char *name)
 	signal(SIGBUS, on_fatal_signal);
 	signal(SIGABRT, on_fatal_signal);
 	signal(SIGPIPE, SIG_IGN);
-	alarm(T_WATCHDOG_S);
+	alarm(t_watchdog_s());
 	t_log("%s: socket %s, daemon %s", name, t_sock,
 	      getenv("SOFTRDMAD") ? getenv("SOFTRDMAD") : "(library default)");
+}
+
+/* T_WATCHDOG_S, or SRD_TEST_WATCHDOG_S for a test whose ctest timeout is
+ * longer (long transfers under the sanitizers). */
+unsigned int t_watchdog_s(void)
+{
+	const char *env = getenv("SRD_TEST_WATCHDOG_S");
+	unsigned long v;
+	char *end;
+
+	if (!env || !*env)
+		return T_WATCHDOG_S;
+	v = strtoul(env, &end, 10);
+	return (*end || !v || v > 3600) ? T_WATCHDOG_S : (unsigned int)v;
 }
 
 static const char *who(void)

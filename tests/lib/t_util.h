@@ -41,6 +41,8 @@
 /* Test life cycle and reporting                                       */
 
 void t_init(const char *name);
+/* The watchdog's seconds: T_WATCHDOG_S unless SRD_TEST_WATCHDOG_S says. */
+unsigned int t_watchdog_s(void);
 __attribute__((noreturn)) void t_pass(void);
 __attribute__((noreturn, format(printf, 3, 4))) void
 t_fail_at(const char *file, int line, const char *fmt, ...);
