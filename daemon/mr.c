@@ -197,6 +197,31 @@ struct srd_mr *mr_lookup_key(struct srd_daemon *d, uint32_t key)
 	return mr && mr->lkey == key ? mr : NULL;
 }
 
+/* A new MR in the table with its keys, owner, PD and rights; NULL with
+ * the negative errno in *idx. */
+static struct srd_mr *mr_new(struct srd_client *c, struct srd_pd *pd,
+			     uint32_t access, int64_t *idx)
+{
+	struct srd_mr *mr = calloc(1, sizeof(*mr));
+
+	if (!mr) {
+		*idx = -ENOMEM;
+		return NULL;
+	}
+	*idx = table_alloc(&c->d->mrs, mr);
+	if (*idx < 0) {
+		free(mr);
+		return NULL;
+	}
+	mr->handle = (uint32_t)*idx;
+	mr->lkey = mr->rkey = mr_key(c->d, (uint32_t)*idx);
+	mr->owner = c;
+	mr->pd = pd;
+	mr->dev = c->dev;
+	mr->access = mr_access_keep(access);
+	return mr;
+}
+
 int cmd_reg_mr(struct srd_client *c, struct srd_req *rq, struct srd_rep *rp)
 {
 	const struct srd_reg_mr_req *req = rq->data;
@@ -215,23 +240,11 @@ int cmd_reg_mr(struct srd_client *c, struct srd_req *rq, struct srd_rep *rp)
 	err = mr_map_build(c, req, rq->len, rq->fds, rq->nfds, &m);
 	if (err)
 		return err;
-	mr = calloc(1, sizeof(*mr));
+	mr = mr_new(c, pd, req->access, &idx);
 	if (!mr) {
 		mr_map_release(&m);
-		return -ENOMEM;
+		return (int)idx;
 	}
-	idx = table_alloc(&c->d->mrs, mr);
-	if (idx < 0) {
-		mr_map_release(&m);
-		free(mr);
-		return idx;
-	}
-	mr->handle = idx;
-	mr->lkey = mr->rkey = mr_key(c->d, idx);
-	mr->owner = c;
-	mr->pd = pd;
-	mr->dev = c->dev;
-	mr->access = mr_access_keep(req->access);
 	mr_set_map(mr, req, &m);
 	pd->refcnt++;
 	rep = REP(rp, struct srd_reg_mr_rep);
@@ -373,20 +386,9 @@ int cmd_reg_dm_mr(struct srd_client *c, struct srd_req *rq, struct srd_rep *rp)
 	if (!req->length || req->offset > dm->length ||
 	    req->length > dm->length - req->offset)
 		return -EINVAL;
-	mr = calloc(1, sizeof(*mr));
+	mr = mr_new(c, pd, req->access, &idx);
 	if (!mr)
-		return -ENOMEM;
-	idx = table_alloc(&c->d->mrs, mr);
-	if (idx < 0) {
-		free(mr);
-		return idx;
-	}
-	mr->handle = idx;
-	mr->lkey = mr->rkey = mr_key(c->d, idx);
-	mr->owner = c;
-	mr->pd = pd;
-	mr->dev = c->dev;
-	mr->access = mr_access_keep(req->access);
+		return (int)idx;
 	mr->addr = 0;
 	mr->iova = 0;
 	mr->length = req->length;
