@@ -159,16 +159,18 @@ struct cm_conn {
 	uint64_t service_id;
 	uint32_t local_qpn;
 	uint32_t remote_qpn;
-	uint32_t sq_psn;
-	uint32_t rq_psn;
+	uint32_t sq_psn; /* the peer's Starting PSN */
+	uint32_t rq_psn; /* ours, in our REQ or REP */
 	uint32_t remote_qkey;
 	uint8_t transport; /* enum cm_transport */
 	uint8_t responder_resources;
 	uint8_t initiator_depth;
 	uint8_t retry_count;
-	uint8_t rnr_retry_count;
-	uint8_t path_mtu;    /* enum ibv_mtu */
-	uint8_t ack_timeout; /* the QP's local ACK timeout */
+	uint8_t rnr_retry_count;  /* what our QP uses: the peer's REQ or REP */
+	uint8_t rnr_retry_ask;	  /* what our REQ or REP asks of the peer */
+	uint8_t path_mtu;	  /* enum ibv_mtu */
+	uint8_t ack_timeout;	  /* the QP's local ACK timeout */
+	uint8_t packet_life_time; /* the path's (active side) */
 	uint8_t flow_control;
 	uint8_t srq;
 	uint8_t peer_cm_timeout; /* how long the peer takes to answer */

@@ -302,11 +302,13 @@ int cma_connect(struct cma_id *id, const struct srd_cm_conn_param *p)
 		c->initiator_depth = p->initiator_depth;
 		c->flow_control = p->flow_control;
 		c->retry_count = min7(p->retry_count);
-		c->rnr_retry_count = min7(p->rnr_retry_count);
+		c->rnr_retry_ask = min7(p->rnr_retry_count);
+		c->rnr_retry_count = c->rnr_retry_ask; /* until the REP */
 		c->srq = p->srq ? 1 : 0;
 		c->path_mtu = id->mtu;
+		c->packet_life_time = CM_PACKET_LIFE_TIME;
 		c->ack_timeout = cm_ack_timeout(dev->attr.local_ca_ack_delay,
-						CM_PACKET_LIFE_TIME);
+						c->packet_life_time);
 		err = cm_send_req(c, pdata, CMA_HDR_SIZE + p->private_data_len);
 	}
 	if (err) {
@@ -338,7 +340,9 @@ int cma_accept(struct cma_id *id, const struct srd_cm_conn_param *p)
 		c->responder_resources = p->responder_resources;
 		c->initiator_depth = p->initiator_depth;
 		c->flow_control = p->flow_control;
-		c->rnr_retry_count = min7(p->rnr_retry_count);
+		/* Our QP keeps the REQ's RNR retry count; the REP asks this
+		 * of the peer (the kernel's ib_send_cm_rep). */
+		c->rnr_retry_ask = min7(p->rnr_retry_count);
 		c->srq = p->srq ? 1 : 0;
 		/* The library answers with the peer's vendor ID and its own
 		 * options, as rdma-core's does. */

@@ -108,7 +108,10 @@ struct cm_conn *cm_conn_new(struct srd_cm *cm, struct cm_port *port,
 	c->state = CM_IDLE;
 	c->tid = CM_TID_HI << 32 | c->local_id;
 	c->max_retries = CM_MAX_RETRIES;
-	c->sq_psn = (uint32_t)cm_rand(cm) & 0xffffff;
+	/* The Starting PSN of our REQ or REP is what our QP expects to
+	 * receive, the peer's is where our QP starts sending: the kernel's
+	 * rq_psn and sq_psn (cm.c), whatever the spec's wording suggests. */
+	c->rq_psn = (uint32_t)cm_rand(cm) & 0xffffff;
 	list_add_tail(&cm->conns, &c->node);
 	cm->cnt.conns++;
 	return c;
@@ -192,12 +195,12 @@ int cm_send_req(struct cm_conn *c, const void *pdata, size_t len)
 	r->remote_cm_response_timeout = CM_RESPONSE_TIMEOUT;
 	r->transport_type = c->transport;
 	r->flow_control = c->flow_control;
-	r->starting_psn = c->sq_psn;
+	r->starting_psn = c->rq_psn;
 	r->local_cm_response_timeout = CM_RESPONSE_TIMEOUT;
 	r->retry_count = c->retry_count;
 	r->pkey = CM_PKEY;
 	r->path_mtu = c->path_mtu;
-	r->rnr_retry_count = c->rnr_retry_count;
+	r->rnr_retry_count = c->rnr_retry_ask;
 	r->max_cm_retries = CM_MAX_RETRIES;
 	r->srq = c->srq;
 	/* RoCE has no LIDs: the permissive LID, as the kernel sends. */
@@ -234,12 +237,12 @@ int cm_send_rep(struct cm_conn *c, const void *pdata, size_t len)
 	r->local_comm_id = c->local_id;
 	r->remote_comm_id = c->remote_id;
 	r->local_qpn = c->local_qpn;
-	r->starting_psn = c->sq_psn;
+	r->starting_psn = c->rq_psn;
 	r->responder_resources = c->responder_resources;
 	r->initiator_depth = c->initiator_depth;
 	r->target_ack_delay = cm_port_dev(c->port)->attr.local_ca_ack_delay;
 	r->flow_control = c->flow_control;
-	r->rnr_retry_count = c->rnr_retry_count;
+	r->rnr_retry_count = c->rnr_retry_ask;
 	r->srq = c->srq;
 	r->local_ca_guid = local_guid(c);
 	err = cm_set_private_data(r->private_data, sizeof(r->private_data),
@@ -334,8 +337,8 @@ int cm_send_dreq(struct cm_conn *c)
 	m.dreq.local_comm_id = c->local_id;
 	m.dreq.remote_comm_id = c->remote_id;
 	m.dreq.remote_qpn_eecn = c->remote_qpn;
-	c->timeout_ns = 2 * cm_time_ns(CM_PACKET_LIFE_TIME) +
-			cm_time_ns(c->peer_cm_timeout);
+	/* The timeout of the REQ (active) or the REP (passive), as the
+	 * kernel keeps one per connection. */
 	c->state = CM_DREQ_SENT;
 	return conn_send_timed(c, &m);
 }
@@ -534,7 +537,6 @@ static void recv_req(struct srd_cm *cm, const struct cm_mad_src *src,
 		     const struct cm_msg *m)
 {
 	const struct cm_req *r = &m->req;
-	const struct srd_device *dev = cm_port_dev(src->port);
 	struct cm_av path;
 	struct cm_conn *c, *old;
 	int ret;
@@ -568,7 +570,7 @@ static void recv_req(struct srd_cm *cm, const struct cm_mad_src *src,
 	c->tid = m->hdr.tid;
 	c->service_id = r->service_id;
 	c->remote_qpn = r->local_qpn;
-	c->rq_psn = r->starting_psn;
+	c->sq_psn = r->starting_psn;
 	c->transport = r->transport_type;
 	/* What the peer offers to respond to is what we may initiate. */
 	c->responder_resources = r->initiator_depth;
@@ -577,15 +579,17 @@ static void recv_req(struct srd_cm *cm, const struct cm_mad_src *src,
 	c->rnr_retry_count = r->rnr_retry_count;
 	c->flow_control = r->flow_control;
 	c->srq = r->srq;
-	c->path_mtu = r->path_mtu < dev->port.active_mtu ? r->path_mtu
-							 : dev->port.active_mtu;
-	c->ack_timeout = r->primary.local_ack_timeout;
+	/* The REQ's MTU as it is (the QP never sends more than the port
+	 * takes); the REQ's ACK timeout for our QP, and its CM response
+	 * timeout alone for our REP and DREQ: the kernel's cm_req_handler. */
+	c->path_mtu = r->path_mtu;
+	c->ack_timeout =
+		r->primary.local_ack_timeout ? r->primary.local_ack_timeout : 1;
 	c->peer_cm_timeout = r->local_cm_response_timeout;
 	c->max_retries = r->max_cm_retries;
 	c->ece_remote.vendor_id = r->vendor_id;
 	c->ece_remote.attr_mod = m->hdr.attr_mod;
-	c->timeout_ns = 2 * cm_time_ns(CM_PACKET_LIFE_TIME) +
-			cm_time_ns(c->peer_cm_timeout);
+	c->timeout_ns = cm_time_ns(c->peer_cm_timeout);
 	/* A new comm ID from a QP we are still connected to: the peer
 	 * lost that connection.  Refuse the request and end the old one
 	 * (the kernel's stale connection check). */
@@ -692,15 +696,16 @@ static void recv_rep(struct srd_cm *cm, const struct cm_msg *m)
 	c->remote_id = r->local_comm_id;
 	c->remote_guid = r->local_ca_guid;
 	c->remote_qpn = r->local_qpn;
-	c->rq_psn = r->starting_psn;
+	c->sq_psn = r->starting_psn;
 	c->responder_resources = r->initiator_depth;
 	c->initiator_depth = r->responder_resources;
 	c->rnr_retry_count = r->rnr_retry_count;
 	c->srq = r->srq;
 	c->ece_remote.vendor_id = r->vendor_id;
 	c->ece_remote.attr_mod = m->hdr.attr_mod;
-	c->ack_timeout = cm_ack_timeout(
-		r->target_ack_delay, c->ack_timeout ? c->ack_timeout - 1 : 0);
+	/* The path's life time against the peer's ACK delay now. */
+	c->ack_timeout =
+		cm_ack_timeout(r->target_ack_delay, c->packet_life_time);
 	c->state = CM_REP_RCVD;
 	if (c->id)
 		cma_conn_event(c->id, CM_EV_REP, m, 0);

@@ -7,7 +7,10 @@
  * in tests/vectors/rxe/rping_cm.pcap field for field, but for what
  * differs by nature between two connections: comm IDs, transaction ID,
  * QPNs, PSNs, CA GUIDs, GIDs and addresses, the flow label, and the path
- * MTU (the capture's link had 1500 bytes, lo has 64 KiB).
+ * MTU (the capture's link had 1500 bytes, lo has 64 KiB).  Those values
+ * only mean something with the QPs behind them: cm_kernel_replay feeds
+ * the kernel's messages to our CM and checks what our QPs get (a Starting
+ * PSN read from the wrong message passes here).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -16,33 +19,18 @@
 
 #include "common/roce.h"
 #include "daemon/cm/cm.h"
-#include "daemon/net/pcap.h"
 #include "tests/func/cm/t_cm_core.h"
+#include "tests/func/cm/t_cm_mads.h"
 
 #define MAX_MADS 16
 
 static struct t_core t;
 static struct cm_msg ours[MAX_MADS], theirs[MAX_MADS];
 static unsigned int nours, ntheirs;
-static uint32_t sq_seen;
 
-/* What QP1 of our device posted since the last look. */
 static void collect(void)
 {
-	struct srd_qp *qp = device_by_index(&t.d, 0)->gsi;
-	uint32_t prod = __atomic_load_n(&qp->sq.ctl->prod, __ATOMIC_ACQUIRE);
-
-	for (; sq_seen != prod; sq_seen++) {
-		const uint8_t *slot =
-			qp->sq.ring + (size_t)(sq_seen & (qp->sq.entries - 1)) *
-					      qp->sq.slot_size;
-
-		T_CHECK(nours < MAX_MADS);
-		T_EQ(cm_mad_decode(slot + sizeof(struct srd_send_wqe), MAD_SIZE,
-				   &ours[nours]),
-		     0);
-		nours++;
-	}
+	tcm_sq_collect(&t, ours, MAX_MADS, &nours);
 }
 
 static void pump(void)
@@ -90,8 +78,7 @@ static void run_ours(void)
 
 	T_EQ(cmd(SRD_CMD_CM_OPEN, NULL, 0, NULL, 0), 0);
 	pump();
-	sq_seen = __atomic_load_n(&device_by_index(&t.d, 0)->gsi->sq.ctl->prod,
-				  __ATOMIC_ACQUIRE);
+	tcm_sq_mark(&t);
 	lh = new_id();
 	bind.handle = lh;
 	sin_set(&bind.addr, 7174);
@@ -130,34 +117,15 @@ static void run_ours(void)
 	next_event(RDMA_CM_EVENT_DISCONNECTED);
 }
 
-static uint16_t be16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
 /* The CM MADs of the capture. */
 static int read_theirs(void)
 {
-	struct srd_pcap_reader r;
-	struct srd_pcap_pkt pkt;
-	int ret = srd_pcap_open(&r, SRD_RXE_VECTORS_DIR "/rping_cm.pcap");
+	int n = tcm_read_pcap(SRD_RXE_VECTORS_DIR "/rping_cm.pcap", theirs,
+			      MAX_MADS);
 
-	if (ret)
-		return ret;
-	while (srd_pcap_next(&r, &pkt) == 1) {
-		const uint8_t *ip = pkt.data + pkt.l3_off;
-		size_t ihl = (ip[0] & 0x0f) * 4u;
-		const uint8_t *bth = ip + ihl + 8;
-
-		if (pkt.l3_proto != 0x0800 || be16(ip + ihl + 2) != 4791 ||
-		    (mad_get_be32(bth + 4) & 0xffffff) != 1)
-			continue;
-		T_CHECK(ntheirs < MAX_MADS);
-		T_EQ(cm_mad_decode(bth + 12 + 8, MAD_SIZE, &theirs[ntheirs]),
-		     0);
-		ntheirs++;
-	}
-	srd_pcap_close(&r);
+	if (n < 0)
+		return n;
+	ntheirs = (unsigned int)n;
 	return 0;
 }
 
