@@ -408,6 +408,19 @@ static void skip_acked(struct srd_qp_transport *tp, const struct srd_pkt *pkt)
 		requester_skip(tp, upto);
 }
 
+/*
+ * A response to anything sent and not acknowledged, even one a rewind has
+ * made stale: the responder is working through what we asked.  A slow
+ * peer (rxe in an emulated guest) answers a long queue of READs before
+ * it gets to one asked again after a loss; the retransmit timer waits
+ * for silence, not for the response we want next.
+ */
+static bool still_answering(const struct srd_qp_transport *tp, uint32_t psn)
+{
+	return roce_psn_cmp(psn, tp->una_psn) >= 0 &&
+	       roce_psn_cmp(psn, tp->psn_max) < 0;
+}
+
 void completer_rx(struct srd_qp_transport *tp, struct srd_pkt *pkt)
 {
 	struct comp_ctx c = { .tp = tp, .pkt = pkt };
@@ -458,6 +471,8 @@ void completer_rx(struct srd_qp_transport *tp, struct srd_pkt *pkt)
 	if (c.progress) {
 		tp->implied_retry = false;
 		reset_retries(tp);
+		tp_rearm_timer(tp);
+	} else if (tp->rexmit_deadline && still_answering(tp, pkt->psn)) {
 		tp_rearm_timer(tp);
 	}
 }
