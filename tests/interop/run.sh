@@ -430,8 +430,16 @@ run_case()
 			rc_c=125
 			why+="the guest's server never listened; "
 		fi
-		[ $keep = 1 ] && : >"$Q/stop.$n"
-		rc_s=$(gwait "$n" $((secs + 30)))
+		# A server whose client failed, or that outlives it by 20 s,
+		# is stopped rather than left to its timeout.
+		[ $keep = 1 ] || [ "$rc_c" != 0 ] && : >"$Q/stop.$n"
+		rc_s=$(gwait "$n" 20)
+		if [ "$rc_s" = 124 ]; then
+			: >"$Q/stop.$n"
+			rc_s=$(gwait "$n" 15)
+			[ $keep = 1 ] || rc_s=124
+		fi
+		[ "$rc_c" != 0 ] && [ "$rc_s" = 0 ] && rc_s=stopped
 		cp "$Q/out.$n" "$TMP/$tag.server.log" 2>/dev/null
 		ldd_ok "$hc" || why+="the host client would not load our libraries; "
 	else
