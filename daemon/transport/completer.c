@@ -93,23 +93,46 @@ static void advance_una(struct srd_qp_transport *tp, uint32_t psn)
 
 	if (roce_psn_cmp(next, tp->una_psn) <= 0)
 		return;
-	/* The window grows by what arrived: it doubles each round trip
-	 * without loss, back to the full window on a clean path. */
 	acked = (next - tp->una_psn) & ROCE_PSN_MASK;
-	tp->cwnd = tp->cwnd + acked < SRD_MAX_UNACKED ? tp->cwnd + acked
-						      : SRD_MAX_UNACKED;
+	if (tp->cwnd < tp->ssthresh) {
+		/* Below the last loss's half window (or before any loss):
+		 * grow by what arrived, doubling each round trip; a clean
+		 * path reaches the full window in a few. */
+		tp->cwnd = tp->cwnd + acked < SRD_MAX_UNACKED ? tp->cwnd + acked
+							      : SRD_MAX_UNACKED;
+	} else {
+		/* Near what the path took last time: one packet a window,
+		 * so a peer that drops above some depth (rxe behind a slow
+		 * guest's queue) sees few losses, each resending little. */
+		tp->cwnd_acc += acked;
+		while (tp->cwnd_acc >= tp->cwnd && tp->cwnd < SRD_MAX_UNACKED) {
+			tp->cwnd_acc -= tp->cwnd;
+			tp->cwnd++;
+		}
+		if (tp->cwnd_acc > tp->cwnd)
+			tp->cwnd_acc = tp->cwnd;
+	}
 	tp->una_psn = next;
+	if (tp->recovering && roce_psn_cmp(next, tp->recover_psn) >= 0)
+		tp->recovering = false;
 }
 
-/* A loss: half of what was in flight may go before the next ACK. */
+/* A loss: half of what was in flight may go before the next ACK.  The
+ * NAKs and implied retries of one window's losses count once. */
 static void cwnd_loss(struct srd_qp_transport *tp, bool timeout)
 {
 	uint32_t in = tp_inflight(tp), w = tp->cwnd < in ? tp->cwnd : in;
 
+	if (tp->recovering && !timeout)
+		return;
 	w /= 2;
-	if (timeout || w < SRD_CWND_MIN)
+	if (w < SRD_CWND_MIN)
 		w = SRD_CWND_MIN;
-	tp->cwnd = w;
+	tp->ssthresh = w;
+	tp->cwnd = timeout ? SRD_CWND_MIN : w;
+	tp->cwnd_acc = 0;
+	tp->recovering = true;
+	tp->recover_psn = tp->psn_max;
 }
 
 static bool is_rd_atomic(const struct srd_swqe *s)
@@ -421,6 +444,19 @@ static void skip_acked(struct srd_qp_transport *tp, const struct srd_pkt *pkt)
 		requester_skip(tp, upto);
 }
 
+/*
+ * A response to anything sent and not acknowledged, even one a rewind has
+ * made stale: the responder is working through what we asked.  A slow
+ * peer (rxe in an emulated guest) answers a long queue of READs before
+ * it gets to one asked again after a loss; the retransmit timer waits
+ * for silence, not for the response we want next.
+ */
+static bool still_answering(const struct srd_qp_transport *tp, uint32_t psn)
+{
+	return roce_psn_cmp(psn, tp->una_psn) >= 0 &&
+	       roce_psn_cmp(psn, tp->psn_max) < 0;
+}
+
 void completer_rx(struct srd_qp_transport *tp, struct srd_pkt *pkt)
 {
 	struct comp_ctx c = { .tp = tp, .pkt = pkt };
@@ -481,6 +517,8 @@ void completer_rx(struct srd_qp_transport *tp, struct srd_pkt *pkt)
 	if (c.progress) {
 		tp->implied_retry = false;
 		reset_retries(tp);
+		tp_rearm_timer(tp);
+	} else if (tp->rexmit_deadline && still_answering(tp, pkt->psn)) {
 		tp_rearm_timer(tp);
 	}
 }

@@ -31,6 +31,7 @@
 #define SRD_PKTS_PER_ACK 64	     /* AckReq at least this often */
 #define SRD_MAX_UNACKED 8192	     /* PSN window of a requester */
 #define SRD_CWND_MIN 16		     /* smallest window after losses */
+#define SRD_CWND_INIT 64	     /* window of a new connection */
 
 /* Per-QP counters (as rdma statistic shows them). */
 struct srd_tp_counters {
@@ -167,9 +168,16 @@ struct srd_qp_transport {
 	uint32_t noack_pkts;
 	/* RC: packets allowed in flight, SRD_CWND_MIN..SRD_MAX_UNACKED.
 	 * Go-back-N resends all in flight after a loss, so a lossy path
-	 * gets a small window: halved at a sequence NAK, the minimum after
-	 * a timeout, grown by what each ACK acknowledges. */
+	 * gets a small window: it starts at SRD_CWND_INIT and grows by what
+	 * each ACK acknowledges up to ssthresh (doubling each round trip),
+	 * by one packet a window above it; a loss halves it (once a
+	 * window: until una_psn passes recover_psn) and sets ssthresh
+	 * there, a timeout sets it to the minimum. */
 	uint32_t cwnd;
+	uint32_t ssthresh;
+	uint32_t cwnd_acc; /* packets acknowledged toward the next +1 */
+	uint32_t recover_psn;
+	bool recovering;
 	uint32_t rd_atomic; /* READ/atomic WQEs outstanding */
 	uint8_t retry_left;
 	uint8_t rnr_left;
