@@ -2,6 +2,7 @@
 /* Setting up and tearing down the daemon's state. */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -62,6 +63,31 @@ static int signals_init(struct srd_daemon *d)
 	return d->sig_fd < 0 ? -errno : 0;
 }
 
+/* Hold the status page's robust lock for the daemon's life (ring.h). */
+static int alive_lock_take(struct srd_dev_page *page)
+{
+	pthread_mutexattr_t a;
+	int err;
+
+	pthread_mutexattr_init(&a);
+	pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
+	pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
+	err = pthread_mutex_init(&page->alive.mutex, &a);
+	pthread_mutexattr_destroy(&a);
+	if (!err)
+		err = pthread_mutex_lock(&page->alive.mutex);
+	return -err;
+}
+
+/* Say goodbye before unmapping: the lock leaves this thread's robust
+ * list, which must never point into an unmapped page. */
+static void alive_lock_drop(struct srd_dev_page *page)
+{
+	__atomic_store_n(&page->gone, 1, __ATOMIC_RELEASE);
+	if (__atomic_load_n(&page->alive.word, __ATOMIC_RELAXED))
+		pthread_mutex_unlock(&page->alive.mutex);
+}
+
 int daemon_init(struct srd_daemon *d, const struct srd_options *o,
 		int listen_fd)
 {
@@ -91,6 +117,9 @@ int daemon_init(struct srd_daemon *d, const struct srd_options *o,
 		goto err;
 	d->dev_page_fd = err;
 	d->dev_page = page;
+	err = alive_lock_take(d->dev_page);
+	if (err)
+		goto err;
 	err = signals_init(d);
 	if (err)
 		goto err;
@@ -135,8 +164,10 @@ void daemon_fini(struct srd_daemon *d)
 	d->engine_up = false;
 	devices_fini(d);
 	tables_fini(d);
-	if (d->dev_page)
+	if (d->dev_page) {
+		alive_lock_drop(d->dev_page);
 		munmap(d->dev_page, SRD_PAGE_SIZE);
+	}
 	d->dev_page = NULL;
 	if (d->dev_page_fd >= 0)
 		close(d->dev_page_fd);

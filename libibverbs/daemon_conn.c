@@ -202,6 +202,7 @@ int srd_conn_open(struct srd_conn *c)
 	if (c->fd < 0)
 		return c->fd;
 	pthread_mutex_init(&c->lock, NULL);
+	atomic_init(&c->broken, false);
 	c->owner_pid = getpid();
 	c->daemon_pid = 0;
 	ret = srd_cmd(c, &a);
@@ -239,6 +240,8 @@ int srd_cmd(struct srd_conn *c, struct srd_cmd_args *a)
 	a->nrfds = 0;
 	if (c->fd < 0)
 		return -ENOTCONN;
+	if (atomic_load_explicit(&c->broken, memory_order_relaxed))
+		return -EIO;
 	/* A forked child shares its parent's socket: never use it. */
 	if (getpid() != c->owner_pid)
 		return -EIO;
@@ -251,10 +254,12 @@ int srd_cmd(struct srd_conn *c, struct srd_cmd_args *a)
 		ret = srd_msg_recv(c->fd, buf.b, sizeof(buf), fds, &nfds,
 				   SRD_MAX_FDS);
 	pthread_mutex_unlock(&c->lock);
-	if (ret == 0)
-		return -EIO; /* the daemon went away */
-	if (ret == -EPIPE || ret == -ECONNRESET)
+	if (ret == 0 || ret == -EPIPE || ret == -ECONNRESET) {
+		/* The daemon went away: as on a disassociated uverbs file,
+		 * this and every later command fail with EIO. */
+		atomic_store(&c->broken, true);
 		return -EIO;
+	}
 	if (ret < 0)
 		return ret;
 	if (buf.h.op != a->op) {
