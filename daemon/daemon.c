@@ -17,6 +17,8 @@
 
 /* First QPN handed out: 0 and 1 are the SMI and GSI QPs. */
 #define SRD_FIRST_QPN 0x11
+/* Randomized tables start with this many slots to draw from. */
+#define SRD_RANDOM_SPAN 4096
 
 static int epoll_add(int epfd, int fd, uint64_t tag)
 {
@@ -36,6 +38,10 @@ static int tables_init(struct srd_daemon *d)
 	table_init(&d->srqs, 1, 16384);
 	table_init(&d->ahs, 1, 65536);
 	table_init(&d->channels, 1, 16384);
+	/* Keys and QPNs a peer could guess would let it aim at memory and
+	 * connections it was never told of. */
+	table_randomize(&d->mrs, SRD_RANDOM_SPAN);
+	table_randomize(&d->qps_by_num, SRD_RANDOM_SPAN);
 	return 0;
 }
 
