@@ -12,6 +12,8 @@
 #define SOFTRDMA_COMMON_RING_H
 
 #include <assert.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -28,9 +30,30 @@ struct srd_dev_page {
 	uint32_t rsvd0;
 	/* Bumped every time the engine goes to sleep (statistics). */
 	uint64_t sleeps;
-	_Alignas(SRD_CACHELINE) uint64_t rsvd1[8];
+	/*
+	 * Liveness.  The daemon holds a process-shared robust mutex here for
+	 * its whole life: however it dies (SIGKILL too), the kernel then sets
+	 * FUTEX_OWNER_DIED in the lock word, which clients read without a
+	 * system call.  A daemon that exits on purpose sets gone first.
+	 */
+	_Alignas(SRD_CACHELINE) union {
+		pthread_mutex_t mutex;
+		uint32_t word; /* glibc: the futex word comes first */
+	} alive;
+	uint32_t gone;
 };
 static_assert(sizeof(struct srd_dev_page) == 128, "dev page layout");
+
+/* linux/futex.h's FUTEX_OWNER_DIED. */
+#define SRD_FUTEX_OWNER_DIED 0x40000000u
+
+/* The daemon behind this status page has exited or died. */
+static inline bool srd_dev_page_dead(const struct srd_dev_page *p)
+{
+	return (__atomic_load_n(&p->alive.word, __ATOMIC_RELAXED) &
+		SRD_FUTEX_OWNER_DIED) ||
+	       __atomic_load_n(&p->gone, __ATOMIC_RELAXED);
+}
 
 /* ---------------------------------------------------------------------- */
 /* Work queue elements.                                                   */

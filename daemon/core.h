@@ -29,12 +29,15 @@ void srd_log(int level, const char *fmt, ...)
 /* --- table.c -------------------------------------------------------------- */
 /* Indices are handed out from [first, first + max). */
 int table_init(struct srd_table *t, uint32_t first, uint32_t max);
+/* Hand out indices at random among at least span slots (more as the table
+ * fills), and random generation bytes, as rxe draws its keys. */
+void table_randomize(struct srd_table *t, uint32_t span);
 void table_fini(struct srd_table *t);
 /* Store obj in a free slot; returns its index or -ENOMEM when full. */
 int64_t table_alloc(struct srd_table *t, void *obj);
 void *table_get(const struct srd_table *t, uint32_t idx);
 void table_free(struct srd_table *t, uint32_t idx);
-/* Generation byte of a slot (bumped by every table_free). */
+/* Generation byte of a slot (changed by every table_free). */
 uint8_t table_gen(const struct srd_table *t, uint32_t idx);
 void table_bump_gen(struct srd_table *t, uint32_t idx);
 /* One past the highest index ever handed out (for scans). */

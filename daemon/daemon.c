@@ -2,6 +2,7 @@
 /* Setting up and tearing down the daemon's state. */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -16,6 +17,8 @@
 
 /* First QPN handed out: 0 and 1 are the SMI and GSI QPs. */
 #define SRD_FIRST_QPN 0x11
+/* Randomized tables start with this many slots to draw from. */
+#define SRD_RANDOM_SPAN 4096
 
 static int epoll_add(int epfd, int fd, uint64_t tag)
 {
@@ -37,6 +40,10 @@ static int tables_init(struct srd_daemon *d)
 	table_init(&d->ahs, 1, 65536);
 	table_init(&d->channels, 1, 16384);
 	table_init(&d->dms, 1, 4096);
+	/* Keys and QPNs a peer could guess would let it aim at memory and
+	 * connections it was never told of. */
+	table_randomize(&d->mrs, SRD_RANDOM_SPAN);
+	table_randomize(&d->qps_by_num, SRD_RANDOM_SPAN);
 	return 0;
 }
 
@@ -64,6 +71,31 @@ static int signals_init(struct srd_daemon *d)
 		return -errno;
 	d->sig_fd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
 	return d->sig_fd < 0 ? -errno : 0;
+}
+
+/* Hold the status page's robust lock for the daemon's life (ring.h). */
+static int alive_lock_take(struct srd_dev_page *page)
+{
+	pthread_mutexattr_t a;
+	int err;
+
+	pthread_mutexattr_init(&a);
+	pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
+	pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
+	err = pthread_mutex_init(&page->alive.mutex, &a);
+	pthread_mutexattr_destroy(&a);
+	if (!err)
+		err = pthread_mutex_lock(&page->alive.mutex);
+	return -err;
+}
+
+/* Say goodbye before unmapping: the lock leaves this thread's robust
+ * list, which must never point into an unmapped page. */
+static void alive_lock_drop(struct srd_dev_page *page)
+{
+	__atomic_store_n(&page->gone, 1, __ATOMIC_RELEASE);
+	if (__atomic_load_n(&page->alive.word, __ATOMIC_RELAXED))
+		pthread_mutex_unlock(&page->alive.mutex);
 }
 
 int daemon_init(struct srd_daemon *d, const struct srd_options *o,
@@ -96,6 +128,9 @@ int daemon_init(struct srd_daemon *d, const struct srd_options *o,
 		goto err;
 	d->dev_page_fd = err;
 	d->dev_page = page;
+	err = alive_lock_take(d->dev_page);
+	if (err)
+		goto err;
 	err = signals_init(d);
 	if (err)
 		goto err;
@@ -140,8 +175,10 @@ void daemon_fini(struct srd_daemon *d)
 	d->engine_up = false;
 	devices_fini(d);
 	tables_fini(d);
-	if (d->dev_page)
+	if (d->dev_page) {
+		alive_lock_drop(d->dev_page);
 		munmap(d->dev_page, SRD_PAGE_SIZE);
+	}
 	d->dev_page = NULL;
 	if (d->dev_page_fd >= 0)
 		close(d->dev_page_fd);

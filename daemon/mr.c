@@ -5,8 +5,9 @@
  * maps them too, at an address of its own.  Memory the library could not
  * move is reached with process_vm_readv/writev instead.
  *
- * lkey == rkey == (table index << 8) | key byte, where the key byte counts
- * the reuses of the index, so a stale key misses a new MR.
+ * lkey == rkey == (table index << 8) | key byte.  Index and key byte are
+ * drawn at random (table_randomize), and the key byte changes whenever the
+ * index is reused or re-registered, so a stale key misses a new MR.
  */
 #include <errno.h>
 #include <fcntl.h>

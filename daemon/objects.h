@@ -33,7 +33,11 @@ struct srd_table {
 	uint32_t count;
 	uint32_t hint;	/* next index to try */
 	uint32_t first; /* smallest index handed out */
-	uint8_t *gen;	/* per slot: bumped on every free (MR key byte) */
+	uint8_t *gen;	/* per slot: changed on every free (MR key byte) */
+	/* table_randomize(): indices and generations drawn at random from
+	 * at least span slots, so none can be guessed from another. */
+	bool random;
+	uint32_t span;
 };
 
 struct srd_port {

@@ -35,7 +35,12 @@ static int load_cur(struct srd_cq *cq)
 	if (__atomic_load_n(&cqe->owner, __ATOMIC_ACQUIRE) !=
 	    srd_cqe_owner_for(cons, cq->log_entries)) {
 		cq->cur = NULL;
-		return ENOENT;
+		/* Device lost: queued work completes in flush error; the
+		 * flush CQE is consumed as it is made. */
+		if (!srd_ctx_dead(to_ctx(cq->cq.context)) ||
+		    !srd_cq_flush_one(cq, &cq->flush_cqe))
+			return ENOENT;
+		cqe = &cq->flush_cqe;
 	}
 	cq->cur = cqe;
 	cq->cq_ex.wr_id = cqe->wr_id;
@@ -45,8 +50,10 @@ static int load_cur(struct srd_cq *cq)
 
 static void consume_cur(struct srd_cq *cq)
 {
-	if (!cq->cur)
+	if (!cq->cur || cq->cur == &cq->flush_cqe) {
+		cq->cur = NULL;
 		return;
+	}
 	srd_cqe_retire(to_ctx(cq->cq.context), cq->cur);
 	cq->cons++;
 	cq->cur = NULL;

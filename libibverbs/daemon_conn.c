@@ -30,11 +30,35 @@
 
 extern char **environ;
 
-static const char *socket_name(void)
+/* A name set by the user, or NULL for the defaults. */
+static const char *socket_env(void)
 {
 	const char *s = getenv(SRD_SOCKET_ENV);
 
-	return s && *s ? s : SRD_SOCKET_DEFAULT;
+	return s && *s ? s : NULL;
+}
+
+/*
+ * Whoever answers on a name gets our memory (memfds) and sees our work, so
+ * it must be the system's daemon (root) or our own user's.  Anyone can bind
+ * an abstract name: a daemon of another user is refused, before a single
+ * byte is sent to it.
+ */
+static int check_peer(int fd, const char *name)
+{
+	struct ucred cr;
+	socklen_t len = sizeof(cr);
+	uid_t me = geteuid();
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0)
+		return -errno;
+	if (cr.uid == 0 || cr.uid == me)
+		return 0;
+	fprintf(stderr,
+		"softrdma: refusing the device daemon on socket @%s: it runs "
+		"as uid %u, not as root or as uid %u\n",
+		name, (unsigned int)cr.uid, (unsigned int)me);
+	return -EACCES;
 }
 
 static int try_connect(const char *name)
@@ -42,7 +66,7 @@ static int try_connect(const char *name)
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	size_t n = strlen(name);
 	socklen_t len;
-	int fd;
+	int fd, err;
 
 	if (n + 1 > sizeof(sa.sun_path))
 		return -ENAMETOOLONG;
@@ -53,8 +77,12 @@ static int try_connect(const char *name)
 	if (fd < 0)
 		return -errno;
 	if (connect(fd, (struct sockaddr *)&sa, len) < 0) {
-		int err = -errno;
-
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	err = check_peer(fd, name);
+	if (err) {
 		close(fd);
 		return err;
 	}
@@ -148,16 +176,18 @@ static void sleep_ms(unsigned int ms)
 		;
 }
 
-static int connect_or_start(void)
+static bool nobody_there(int err)
 {
-	const char *name = socket_name();
+	return err == -ECONNREFUSED || err == -ENOENT;
+}
+
+/* Nobody listens on name: start a daemon there and connect to it. */
+static int start_and_connect(const char *name)
+{
 	unsigned int waited = 0, step = 2;
 	pid_t child;
 	int fd;
 
-	fd = try_connect(name);
-	if (fd >= 0 || (fd != -ECONNREFUSED && fd != -ENOENT))
-		return fd;
 	child = spawn_daemon(name);
 	if (child < 0)
 		return -ECONNREFUSED;
@@ -167,7 +197,7 @@ static int connect_or_start(void)
 		if (child > 0 && waitpid(child, NULL, WNOHANG) != 0)
 			child = 0;
 		fd = try_connect(name);
-		if (fd >= 0 || (fd != -ECONNREFUSED && fd != -ENOENT))
+		if (!nobody_there(fd))
 			break;
 		if (waited >= SRD_START_TIMEOUT_MS)
 			break;
@@ -182,6 +212,33 @@ static int connect_or_start(void)
 		sleep_ms(2);
 	}
 	return fd;
+}
+
+/*
+ * Which daemon: the one SOFTRDMA_SOCKET names; else the system's (root's,
+ * on the plain default name) when one runs; else, for root, a new system
+ * daemon, and for anyone else one of their own on "softrdma.<uid>".
+ */
+static int connect_or_start(void)
+{
+	const char *name = socket_env();
+	char own[64];
+	int fd;
+
+	if (!name) {
+		fd = try_connect(SRD_SOCKET_DEFAULT);
+		if (!nobody_there(fd))
+			return fd;
+		if (geteuid() == 0)
+			return start_and_connect(SRD_SOCKET_DEFAULT);
+		snprintf(own, sizeof(own), "%s.%u", SRD_SOCKET_DEFAULT,
+			 (unsigned int)geteuid());
+		name = own;
+	}
+	fd = try_connect(name);
+	if (!nobody_there(fd))
+		return fd;
+	return start_and_connect(name);
 }
 
 int srd_conn_open(struct srd_conn *c)
@@ -202,6 +259,7 @@ int srd_conn_open(struct srd_conn *c)
 	if (c->fd < 0)
 		return c->fd;
 	pthread_mutex_init(&c->lock, NULL);
+	atomic_init(&c->broken, false);
 	c->owner_pid = getpid();
 	c->daemon_pid = 0;
 	ret = srd_cmd(c, &a);
@@ -239,6 +297,8 @@ int srd_cmd(struct srd_conn *c, struct srd_cmd_args *a)
 	a->nrfds = 0;
 	if (c->fd < 0)
 		return -ENOTCONN;
+	if (atomic_load_explicit(&c->broken, memory_order_relaxed))
+		return -EIO;
 	/* A forked child shares its parent's socket: never use it. */
 	if (getpid() != c->owner_pid)
 		return -EIO;
@@ -251,10 +311,12 @@ int srd_cmd(struct srd_conn *c, struct srd_cmd_args *a)
 		ret = srd_msg_recv(c->fd, buf.b, sizeof(buf), fds, &nfds,
 				   SRD_MAX_FDS);
 	pthread_mutex_unlock(&c->lock);
-	if (ret == 0)
-		return -EIO; /* the daemon went away */
-	if (ret == -EPIPE || ret == -ECONNRESET)
+	if (ret == 0 || ret == -EPIPE || ret == -ECONNRESET) {
+		/* The daemon went away: as on a disassociated uverbs file,
+		 * this and every later command fail with EIO. */
+		atomic_store(&c->broken, true);
 		return -EIO;
+	}
 	if (ret < 0)
 		return ret;
 	if (buf.h.op != a->op) {

@@ -8,6 +8,7 @@
 #define SOFTRDMA_LIBIBVERBS_DAEMON_CONN_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -17,8 +18,9 @@ struct srd_conn {
 	int fd;
 	pthread_mutex_t lock; /* one command in flight */
 	pid_t daemon_pid;
-	pid_t owner_pid; /* the process that connected; a forked child
+	pid_t owner_pid;    /* the process that connected; a forked child
 			  * must not talk on its parent's connection */
+	atomic_bool broken; /* the daemon hung up or died: for good */
 };
 
 /* One request and its reply. */

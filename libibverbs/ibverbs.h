@@ -54,6 +54,8 @@ struct srd_context {
 	struct srd_htab obj_tab;
 	/* The daemon closed the async pipe: DEVICE_FATAL was handed out. */
 	atomic_bool device_gone;
+	/* The device is lost (flush.c): queued work is flushed by us. */
+	atomic_bool dead;
 };
 
 static inline struct srd_context *to_ctx(struct ibv_context *c)
@@ -162,6 +164,10 @@ struct srd_cq {
 	/* QPs whose send CQ this is (send_cq_node), under the context's
 	 * qpn_tab lock: a poller looks for a send completion due. */
 	struct list_head send_qps;
+	/* ... and whose receive CQ it is: flushed into it on device loss. */
+	struct list_head recv_qps;
+	/* A flush completion made by the library (flush.c), for cq_ex. */
+	struct srd_cqe flush_cqe;
 };
 
 /* Empty polls in a row after which a poller yields the CPU. */
@@ -196,6 +202,9 @@ struct srd_wq {
 	 * application promised, so posting takes no lock (mlx5 does the
 	 * same). */
 	bool single_thread;
+	/* SRQ on device loss: the next WQE to flush (flush.c). */
+	uint32_t flush_pos;
+	bool flushing;
 };
 
 static inline void srd_wq_lock(struct srd_wq *wq)
@@ -232,6 +241,7 @@ struct srd_qp {
 	struct srd_evobj ev;
 	struct srd_hnode qpn_node;     /* key: qp_num */
 	struct list_node send_cq_node; /* in its send CQ's send_qps */
+	struct list_node recv_cq_node; /* in its receive CQ's recv_qps */
 	struct srd_wq sq;
 	struct srd_wq rq;
 	bool sq_sig_all;
@@ -339,6 +349,13 @@ void srd_ring_doorbell(struct srd_context *ctx);
 void srd_poll_idle(struct srd_cq *cq);
 /* Account a completed WQE of a QP's SQ or RQ, found by number. */
 void srd_cqe_retire(struct srd_context *ctx, const struct srd_cqe *cqe);
+
+/* --- flush.c: device loss ---------------------------------------------- */
+/* The daemon died or hung up (a few loads, no system call). */
+bool srd_ctx_dead(struct srd_context *ctx);
+/* With cq->lock held: the next flush completion of a WR still queued on
+ * a QP or SRQ that completes into cq, into *cqe.  False when none is left. */
+bool srd_cq_flush_one(struct srd_cq *cq, struct srd_cqe *cqe);
 
 /* --- cq_ex.c, qp_ex.c ---------------------------------------------------- */
 struct ibv_cq_ex *srd_create_cq_ex(struct ibv_context *context,

@@ -44,8 +44,14 @@ int srd_destroy_handle(struct ibv_context *context, uint32_t op,
 		.req_len = sizeof(req),
 		.rep_var = true,
 	};
+	struct srd_context *ctx = to_ctx(context);
+	int ret = srd_ctx_cmd(ctx, &a);
 
-	return srd_ctx_cmd(to_ctx(context), &a);
+	/* The daemon is gone and took the object with it: destroyed, as
+	 * rdma-core reports a destroy on a disassociated device. */
+	if (ret == -EIO && atomic_load(&ctx->conn.broken))
+		return 0;
+	return ret;
 }
 
 LIB_EXPORT int ibv_dealloc_pd(struct ibv_pd *ibpd)

@@ -85,6 +85,13 @@ int srd_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 		__atomic_store_n(&cq->ctl->cons, cons, __ATOMIC_RELEASE);
 		cq->empty_polls = 0;
 		cq->idle_since = 0;
+	} else if (srd_ctx_dead(ctx)) {
+		/* Every CQE the daemon wrote has been read: what is still
+		 * queued completes in flush error (flush.c). */
+		struct srd_cqe f;
+
+		while (n < num_entries && srd_cq_flush_one(cq, &f))
+			cqe_to_wc(&f, &wc[n++]);
 	} else if (++cq->empty_polls >= SRD_EMPTY_POLLS_YIELD) {
 		cq->empty_polls = 0;
 		pthread_spin_unlock(&cq->lock);

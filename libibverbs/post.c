@@ -171,6 +171,10 @@ int srd_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	bool posted;
 	int ret = 0;
 
+	if (wr && srd_ctx_dead(ctx)) {
+		*bad_wr = wr;
+		return EIO; /* the device is lost (flush.c) */
+	}
 	/* Send work is illegal before RTS (IBTA 10.8.2). */
 	if (wr && (state == IBV_QPS_RESET || state == IBV_QPS_INIT ||
 		   state == IBV_QPS_RTR)) {
@@ -237,6 +241,10 @@ int srd_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		*bad_wr = wr;
 		return EINVAL;
 	}
+	if (wr && srd_ctx_dead(ctx)) {
+		*bad_wr = wr;
+		return EIO;
+	}
 	srd_wq_lock(rq);
 	head = rq->head;
 	for (; wr; wr = wr->next, head++) {
@@ -271,6 +279,10 @@ int srd_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
 	bool posted;
 	int ret = 0;
 
+	if (wr && srd_ctx_dead(ctx)) {
+		*bad_wr = wr;
+		return EIO;
+	}
 	pthread_spin_lock(&wq->lock);
 	head = wq->head;
 	/* The daemon copies SRQ WQEs out as it takes them: what it has

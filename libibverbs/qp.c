@@ -140,6 +140,7 @@ struct srd_qp *srd_qp_create(struct ibv_context *context, struct ibv_pd *pd,
 	pthread_mutex_lock(&ctx->qpn_tab.lock);
 	srd_htab_add(&ctx->qpn_tab, &qp->qpn_node);
 	list_add_tail(&to_cq(attr->send_cq)->send_qps, &qp->send_cq_node);
+	list_add_tail(&to_cq(attr->recv_cq)->recv_qps, &qp->recv_cq_node);
 	pthread_mutex_unlock(&ctx->qpn_tab.lock);
 	if (qp->pdom)
 		atomic_fetch_add(&qp->pdom->refcnt, 1);
@@ -231,6 +232,7 @@ LIB_EXPORT int ibv_destroy_qp(struct ibv_qp *ibqp)
 	pthread_mutex_lock(&ctx->qpn_tab.lock);
 	srd_htab_del(&ctx->qpn_tab, &qp->qpn_node);
 	list_del(&qp->send_cq_node);
+	list_del(&qp->recv_cq_node);
 	pthread_mutex_unlock(&ctx->qpn_tab.lock);
 	srd_evobj_del(ctx, &qp->ev);
 	pthread_mutex_lock(&ibqp->mutex);

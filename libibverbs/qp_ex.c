@@ -264,6 +264,8 @@ static int wr_complete(struct ibv_qp_ex *x)
 	bool posted;
 	int err = qp->wr_err;
 
+	if (!err && sq->head != qp->wr_head_start && srd_ctx_dead(ctx))
+		err = EIO; /* the device is lost (flush.c) */
 	if (err) {
 		sq->head = qp->wr_head_start;
 		srd_wq_unlock(sq);

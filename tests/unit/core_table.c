@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Index tables: limits, the first index, no immediate reuse, generations;
- * and the QPN space starting at 0x11. */
+ * and the QPN space starting at 0x11, drawn at random. */
 #include <errno.h>
 
 #include "tests/unit/t_core.h"
@@ -49,11 +49,15 @@ int main(void)
 	{
 		struct srd_qp *q = calloc(1, sizeof(*q));
 
-		T_EQ(table_alloc(&core.d.qps_by_num, q), 0x11);
-		table_free(&core.d.qps_by_num, 0x11);
+		int64_t qpn = table_alloc(&core.d.qps_by_num, q);
+
+		T_CHECK(qpn >= 0x11 && qpn < 0x11 + 16384);
+		T_CHECK(qp_lookup_num(&core.d, (uint32_t)qpn) == q);
+		table_free(&core.d.qps_by_num, (uint32_t)qpn);
 		free(q);
 	}
 	T_CHECK(!qp_lookup_num(&core.d, 0));
+	T_CHECK(!qp_lookup_num(&core.d, 0xffffff));
 	T_CHECK(!qp_lookup_num(&core.d, 1));
 	t_core_fini(&core);
 	return T_PASS;
