@@ -16,7 +16,7 @@ listening_cm() {
 	rdma res show cm_id 2>/dev/null | grep -q LISTEN
 }
 srv() {
-	local how=$1 secs=$2 p rc
+	local how=$1 secs=$2 p
 	shift 2
 	timeout -k 5 "$secs" "$@" &
 	p=$!

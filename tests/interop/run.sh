@@ -402,7 +402,7 @@ tx_ratio()
 run_case()
 {
 	local name=$1 ready=$2 secs=$3 scmd=$4 ccmd=$5 fig=$6 dir=$7
-	local tag=$name.$dir pcap hs hc gs n rc_s rc_c why= t0 pid keep=0
+	local tag=$name.$dir pcap hs hc gs n rc_s rc_c why='' t0 pid keep=0
 
 	if [ "${secs%k}" != "$secs" ]; then
 		keep=1
