@@ -125,24 +125,23 @@ int main(void)
 	draw(&one);
 	check_draw(&one);
 
-	/* The same index is not handed back with its old key. */
+	/* Registering again never hands back the last key, and the key
+	 * bytes are no sequence.  (ibv_rereg_mr keeps keys, as rxe's.) */
 	t_dev_open(&d);
 	buf = t_zalloc(4096);
 	mr = T_NONNULL(ibv_reg_mr(d.pd, buf, 4096, IBV_ACCESS_LOCAL_WRITE));
 	first_key = mr->rkey;
+	T_OK(ibv_dereg_mr(mr));
+	key = first_key;
 	for (int i = 0; i < 16; i++) {
-		key = mr->rkey;
-		T_OK(ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
-				  IBV_ACCESS_LOCAL_WRITE |
-					  IBV_ACCESS_REMOTE_WRITE));
+		mr = T_NONNULL(
+			ibv_reg_mr(d.pd, buf, 4096, IBV_ACCESS_LOCAL_WRITE));
 		T_NE(mr->rkey, key);
 		changed += (mr->rkey & 0xff) != ((key + 1) & 0xff);
+		key = mr->rkey;
+		T_OK(ibv_dereg_mr(mr));
 	}
 	T_GT(changed, 8);
-	T_OK(ibv_dereg_mr(mr));
-	mr = T_NONNULL(ibv_reg_mr(d.pd, buf, 4096, IBV_ACCESS_LOCAL_WRITE));
-	T_NE(mr->rkey, first_key);
-	T_OK(ibv_dereg_mr(mr));
 	t_free(buf, 4096);
 	t_dev_close(&d);
 
