@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "common/inet.h"
+
 #define ROCE_UDP_PORT 4791
 #define ROCE_ICRC_BYTES 4
 #define ROCE_GRH_BYTES 40
@@ -29,12 +31,8 @@
 #define ROCE_WC_SL_IPV4 0x2
 static inline uint8_t roce_ud_wc_sl(const uint8_t sgid[16])
 {
-	static const uint8_t v4_prefix[12] = { 0, 0, 0, 0, 0,	 0,
-					       0, 0, 0, 0, 0xff, 0xff };
-
 	return ROCE_WC_SL_UDP |
-	       (memcmp(sgid, v4_prefix, 12) == 0 ? ROCE_WC_SL_IPV4
-						 : ROCE_WC_SL_IPV6);
+	       (srd_gid_is_v4mapped(sgid) ? ROCE_WC_SL_IPV4 : ROCE_WC_SL_IPV6);
 }
 #define ROCE_QPN_MASK 0xffffffu
 #define ROCE_DEFAULT_PKEY 0xffff

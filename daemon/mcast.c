@@ -8,18 +8,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/inet.h"
 #include "daemon/mcast.h"
 #include "daemon/net/mcast.h"
 
 bool mcast_gid_is_mc(const uint8_t gid[16])
 {
-	static const uint8_t v4_prefix[12] = { [10] = 0xff, [11] = 0xff };
-
 	if (gid[0] == 0xff)
 		return true;
 	/* IPv4-mapped 224.0.0.0/4. */
-	return !memcmp(gid, v4_prefix, sizeof(v4_prefix)) &&
-	       (gid[12] & 0xf0) == 0xe0;
+	return srd_gid_is_v4mapped(gid) && (gid[12] & 0xf0) == 0xe0;
 }
 
 static int group_index(const struct srd_mcast *m, const uint8_t gid[16])

@@ -20,6 +20,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include "common/inet.h"
 #include "daemon/link.h"
 
 #define NL_BUF_SIZE 32768
@@ -212,9 +213,7 @@ static int addr_msg(const struct nlmsghdr *h, void *arg)
 		addr = local ? local : address;
 		if (!addr || !memcmp(addr, zero, 4))
 			return 0;
-		g.raw[10] = 0xff;
-		g.raw[11] = 0xff;
-		memcpy(g.raw + 12, addr, 4);
+		srd_gid_from_v4(g.raw, addr);
 		addr_put(al, &g, 0);
 	} else if (ifa->ifa_family == AF_INET6) {
 		addr = address ? address : local;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/inet.h"
 #include "libibverbs/ibverbs.h"
 
 LIB_EXPORT struct ibv_ah *ibv_create_ah(struct ibv_pd *pd,
@@ -79,26 +80,6 @@ static int find_gid_index(struct ibv_context *context, uint8_t port_num,
 	return -1;
 }
 
-static void ipv4_mapped(uint32_t addr_be, union ibv_gid *gid)
-{
-	memset(gid, 0, sizeof(*gid));
-	gid->raw[10] = 0xff;
-	gid->raw[11] = 0xff;
-	memcpy(&gid->raw[12], &addr_be, 4);
-}
-
-static uint16_t ipv4_csum(const void *hdr, size_t words)
-{
-	const uint16_t *p = hdr;
-	uint32_t sum = 0;
-
-	for (size_t i = 0; i < words; i++)
-		sum += p[i];
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return (uint16_t)~sum;
-}
-
 /*
  * RoCE v2 puts the IP header of a UD message in the 40-byte GRH buffer:
  * IPv6 as is, IPv4 in its last 20 bytes.  An IPv4 header with a good
@@ -115,7 +96,8 @@ static int grh_ip_version(const struct ibv_grh *grh)
 		return h.version == 4 ? 4 : -1;
 	if (h.version != 4 || h.ihl != 5)
 		return 6;
-	return ipv4_csum(&h, sizeof(h) / 2) == 0 ? 4 : 6;
+	return srd_inet_csum_fold(srd_inet_csum_add(0, &h, sizeof(h))) == 0 ? 4
+									    : 6;
 }
 
 LIB_EXPORT int ibv_init_ah_from_wc(struct ibv_context *context,
@@ -146,8 +128,8 @@ LIB_EXPORT int ibv_init_ah_from_wc(struct ibv_context *context,
 			errno = EINVAL;
 			return -1;
 		}
-		ipv4_mapped(h.daddr, &ours);
-		ipv4_mapped(h.saddr, &ah_attr->grh.dgid);
+		srd_gid_from_v4(ours.raw, &h.daddr);
+		srd_gid_from_v4(ah_attr->grh.dgid.raw, &h.saddr);
 		ah_attr->grh.traffic_class = h.tos;
 		break;
 	}

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/inet.h"
 #include "daemon/cm/cm.h"
 
 /* The kernel's default net.ipv4.ip_local_port_range. */
@@ -68,9 +69,8 @@ void cma_addr_to_gid(const struct sockaddr_storage *a, union ibv_gid *gid)
 {
 	memset(gid, 0, sizeof(*gid));
 	if (a->ss_family == AF_INET) {
-		gid->raw[10] = gid->raw[11] = 0xff;
-		memcpy(gid->raw + 12,
-		       &((const struct sockaddr_in *)a)->sin_addr, 4);
+		srd_gid_from_v4(gid->raw,
+				&((const struct sockaddr_in *)a)->sin_addr);
 	} else if (a->ss_family == AF_INET6) {
 		memcpy(gid->raw, &((const struct sockaddr_in6 *)a)->sin6_addr,
 		       16);

@@ -17,6 +17,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "common/inet.h"
 #include "common/roce.h"
 #include "daemon/cm/cm.h"
 
@@ -444,10 +445,8 @@ static void gsi_parse_grh(const uint8_t *grh, struct cm_mad_src *src)
 	if ((grh[20] >> 4) == 4) {
 		const uint8_t *ip = grh + 20;
 
-		src->sgid.raw[10] = src->sgid.raw[11] = 0xff;
-		src->dgid.raw[10] = src->dgid.raw[11] = 0xff;
-		memcpy(src->sgid.raw + 12, ip + 12, 4);
-		memcpy(src->dgid.raw + 12, ip + 16, 4);
+		srd_gid_from_v4(src->sgid.raw, ip + 12);
+		srd_gid_from_v4(src->dgid.raw, ip + 16);
 		src->tclass = ip[1];
 		src->hop_limit = ip[8];
 		src->flow_label = 0;
@@ -455,7 +454,7 @@ static void gsi_parse_grh(const uint8_t *grh, struct cm_mad_src *src)
 		uint32_t vtf = mad_get_be32(grh);
 
 		src->tclass = (uint8_t)(vtf >> 20);
-		src->flow_label = vtf & 0xfffff;
+		src->flow_label = vtf & ROCE_FLOW_LABEL_MASK;
 		src->hop_limit = grh[7];
 		memcpy(src->sgid.raw, grh + 8, 16);
 		memcpy(src->dgid.raw, grh + 24, 16);

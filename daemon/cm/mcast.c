@@ -14,6 +14,7 @@
 #include <netinet/in.h>
 #include <string.h>
 
+#include "common/inet.h"
 #include "daemon/cm/cm.h"
 #include "daemon/mcast.h"
 
@@ -57,9 +58,7 @@ int cma_join_mcast(struct cma_id *id, const struct srd_cm_join_mcast_req *req)
 		return err;
 	ah->is_global = 1;
 	ah->port_num = 1;
-	ah->grh.dgid.raw[10] = 0xff;
-	ah->grh.dgid.raw[11] = 0xff;
-	memcpy(&ah->grh.dgid.raw[12], &sin->sin_addr, 4);
+	srd_gid_from_v4(ah->grh.dgid.raw, &sin->sin_addr);
 	ah->grh.sgid_index = id->sgid_index;
 	ah->grh.hop_limit = MC_HOP_LIMIT;
 	ah->grh.traffic_class = id->tos;

@@ -18,12 +18,13 @@
 #include <immintrin.h>
 #endif
 
+#include "common/inet.h"
 #include "daemon/net/icrc.h"
 
 #define CRC32_POLY 0xedb88320u /* IEEE 802.3, reflected */
 #define GF2_ONE 0x80000000u    /* the polynomial 1 */
 
-#define IPV4_HDR_SIZE 20
+#define IPV4_HDR_SIZE SRD_IPV4_HDR_BYTES
 #define IPV6_HDR_SIZE 40
 #define IP_MAX_UDP_LEN 65535u
 /* Pseudo-header: IPv4 with options or IPv6, UDP, BTH. */
@@ -568,14 +569,16 @@ static void build_udp(uint8_t *p, uint16_t sport, uint16_t dport, size_t len)
 static void build_ipv4(uint8_t *ip, const struct srd_icrc_udp4 *f, uint16_t id,
 		       uint16_t frag_off, size_t len)
 {
-	memset(ip, 0, IPV4_HDR_SIZE);
-	ip[0] = 0x45;
-	put_be16(ip + 2, (uint16_t)(IPV4_HDR_SIZE + SRD_ICRC_UDP_SIZE + len));
-	put_be16(ip + 4, id);
-	put_be16(ip + 6, frag_off);
-	ip[9] = 17; /* UDP */
-	memcpy(ip + 12, &f->saddr, 4);
-	memcpy(ip + 16, &f->daddr, 4);
+	struct srd_ipv4_fields h = {
+		.protocol = SRD_IPPROTO_UDP,
+		.payload_len = (uint16_t)(SRD_ICRC_UDP_SIZE + len),
+		.id = id,
+		.frag_off = frag_off,
+		.saddr = &f->saddr,
+		.daddr = &f->daddr,
+	};
+
+	srd_ipv4_build(ip, &h);
 	mask_ipv4(ip);
 	build_udp(ip + IPV4_HDR_SIZE, f->sport, f->dport, len);
 }

@@ -27,6 +27,8 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
+#include "common/inet.h"
+
 #define SRD_ICRC_SIZE 4
 #define SRD_ICRC_BTH_SIZE 12
 #define SRD_ICRC_UDP_SIZE 8
@@ -35,7 +37,6 @@
 	(SRD_ICRC_UDP_SIZE + SRD_ICRC_BTH_SIZE + SRD_ICRC_SIZE)
 
 /* IPv4 flags/fragment-offset word (host order) with Don't Fragment set. */
-#define SRD_IPV4_DF 0x4000
 
 /*
  * Plain CRC-32 register update, no preset and no final inversion:

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/inet.h"
 #include "daemon/net/icrc.h"
 #include "daemon/net/pcap.h"
 
@@ -353,23 +354,6 @@ int srd_pcap_write(struct srd_pcap_writer *w, const struct timespec *ts,
 	return srd_pcap_writev(w, ts, &iov, 1);
 }
 
-/* Adds len bytes to a ones' complement sum (RFC 1071), big-endian words. */
-static uint32_t csum_add(uint32_t sum, const uint8_t *p, size_t len)
-{
-	for (; len > 1; p += 2, len -= 2)
-		sum += get_be16(p);
-	if (len)
-		sum += (uint32_t)p[0] << 8;
-	return sum;
-}
-
-static uint16_t csum_fold(uint32_t sum)
-{
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return (uint16_t)~sum;
-}
-
 static void build_mac(uint8_t *mac, const uint8_t *addr, int family)
 {
 	mac[0] = 0x02; /* locally administered */
@@ -435,15 +419,17 @@ int srd_pcap_write_roce(struct srd_pcap_writer *w, const struct timespec *ts,
 	}
 
 	if (v4) {
-		ip[0] = 0x45;
-		put_be16(ip + 2, (uint16_t)(iplen + 8 + len));
-		put_be16(ip + 4, r->ip_id);
-		put_be16(ip + 6, SRD_IPV4_DF);
-		ip[8] = ROCE_TTL;
-		ip[9] = IPPROTO_UDP;
-		memcpy(ip + 12, r->saddr, 4);
-		memcpy(ip + 16, r->daddr, 4);
-		put_be16(ip + 10, csum_fold(csum_add(0, ip, iplen)));
+		struct srd_ipv4_fields h = {
+			.ttl = ROCE_TTL,
+			.protocol = IPPROTO_UDP,
+			.payload_len = (uint16_t)(8 + len),
+			.id = r->ip_id,
+			.frag_off = SRD_IPV4_DF,
+			.saddr = r->saddr,
+			.daddr = r->daddr,
+		};
+
+		srd_ipv4_build(ip, &h);
 		/* UDP checksum 0: none, as RoCEv2 senders do over IPv4. */
 	} else {
 		ip[0] = 0x60;
@@ -453,26 +439,29 @@ int srd_pcap_write_roce(struct srd_pcap_writer *w, const struct timespec *ts,
 		memcpy(ip + 8, r->saddr, 16);
 		memcpy(ip + 24, r->daddr, 16);
 		/* IPv6 requires a UDP checksum: pseudo-header, UDP, data. */
-		sum = csum_add(0, ip + 8, 32);
+		sum = srd_inet_csum_add(0, ip + 8, 32);
 		sum += 8 + (uint32_t)len + IPPROTO_UDP;
-		sum = csum_add(sum, udp, 8);
+		sum = srd_inet_csum_add(sum, udp, 8);
 		if (len >= SRD_ICRC_SIZE) {
 			/* The ICRC sits at an even offset (len is 4-aligned
 			 * in RoCE), but sum it as bytes to be safe. */
 			size_t body = len - SRD_ICRC_SIZE;
 
-			sum = csum_add(sum, payload, body);
+			sum = srd_inet_csum_add(sum, payload, body);
 			if (body & 1) {
 				sum += icrc[0];
-				sum = csum_add(sum, icrc + 1,
-					       SRD_ICRC_SIZE - 1);
+				sum = srd_inet_csum_add(sum, icrc + 1,
+							SRD_ICRC_SIZE - 1);
 			} else {
-				sum = csum_add(sum, icrc, SRD_ICRC_SIZE);
+				sum = srd_inet_csum_add(sum, icrc,
+							SRD_ICRC_SIZE);
 			}
 		} else {
-			sum = csum_add(sum, payload, len);
+			sum = srd_inet_csum_add(sum, payload, len);
 		}
-		put_be16(udp + 6, csum_fold(sum) ? csum_fold(sum) : 0xffff);
+		put_be16(udp + 6, srd_inet_csum_fold(sum)
+					  ? srd_inet_csum_fold(sum)
+					  : 0xffff);
 	}
 
 	iov[0].iov_base = hdr;

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/inet.h"
 #include "daemon/core.h"
 #include "daemon/net/icrc.h"
 #include "daemon/net/udp.h"
@@ -203,10 +204,7 @@ void srd_udp_close(struct srd_udp *u)
 
 static void v4_mapped(struct in6_addr *a, const struct in_addr *v4)
 {
-	memset(a, 0, sizeof(*a));
-	a->s6_addr[10] = 0xff;
-	a->s6_addr[11] = 0xff;
-	memcpy(&a->s6_addr[12], v4, 4);
+	srd_gid_from_v4(a->s6_addr, v4);
 }
 
 /* Addresses and header fields of a received message; the UDP GRO segment

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/inet.h"
 #include "daemon/core.h"
 #include "daemon/transport/engine.h"
 
@@ -419,26 +420,6 @@ static enum resp_state check_rkey(struct resp_ctx *c)
 
 /* --- execution ---------------------------------------------------------- */
 
-static bool gid_is_v4(const union ibv_gid *g)
-{
-	static const uint8_t pfx[12] = { 0, 0, 0, 0, 0,	   0,
-					 0, 0, 0, 0, 0xff, 0xff };
-
-	return !memcmp(g->raw, pfx, sizeof(pfx));
-}
-
-static uint16_t ip_csum(const void *p, size_t n)
-{
-	const uint8_t *b = p;
-	uint32_t sum = 0;
-
-	for (size_t i = 0; i + 1 < n; i += 2)
-		sum += (uint32_t)b[i] << 8 | b[i + 1];
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return htobe16((uint16_t)~sum);
-}
-
 /* The 40 bytes in front of a UD receive: the IPv6 header, or for RoCEv2
  * over IPv4 20 zero bytes and the IPv4 header, as the packet had them. */
 static void build_grh(const struct srd_pkt *pkt, uint8_t out[ROCE_GRH_BYTES])
@@ -448,25 +429,23 @@ static void build_grh(const struct srd_pkt *pkt, uint8_t out[ROCE_GRH_BYTES])
 			   ROCE_ICRC_BYTES;
 
 	memset(out, 0, ROCE_GRH_BYTES);
-	if (gid_is_v4(&pkt->sgid)) {
-		struct roce_ipv4 ip = {
-			.ver_ihl = 0x45,
+	if (srd_gid_is_v4mapped(pkt->sgid.raw)) {
+		struct srd_ipv4_fields ip = {
 			.tos = pkt->tclass,
-			.tot_len = htobe16(sizeof(ip) + udp_len),
-			.frag_off = htobe16(0x4000), /* DF */
 			.ttl = pkt->hop_limit,
-			.protocol = 17,
+			.protocol = SRD_IPPROTO_UDP,
+			.payload_len = (uint16_t)udp_len,
+			.frag_off = SRD_IPV4_DF,
+			.saddr = &pkt->sgid.raw[12],
+			.daddr = &pkt->dgid.raw[12],
 		};
 
-		memcpy(&ip.saddr, &pkt->sgid.raw[12], 4);
-		memcpy(&ip.daddr, &pkt->dgid.raw[12], 4);
-		ip.check = ip_csum(&ip, sizeof(ip));
-		memcpy(out + 20, &ip, sizeof(ip));
+		srd_ipv4_build(out + 20, &ip);
 	} else {
 		struct roce_grh g = {
-			.ver_tclass_flow =
-				htobe32(6u << 28 | (uint32_t)pkt->tclass << 20 |
-					(pkt->flow_label & 0xfffff)),
+			.ver_tclass_flow = htobe32(
+				6u << 28 | (uint32_t)pkt->tclass << 20 |
+				(pkt->flow_label & ROCE_FLOW_LABEL_MASK)),
 			.paylen = htobe16(udp_len),
 			.next_hdr = 17,
 			.hop_limit = pkt->hop_limit,
