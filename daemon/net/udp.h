@@ -128,6 +128,11 @@ struct srd_udp {
 int srd_udp_open(struct srd_udp *u, uint16_t port);
 void srd_udp_close(struct srd_udp *u);
 
+/* The ICRC of the len bytes of UDP payload in iov (BTH first, ICRC field
+ * last) as sent from m->src:sport to m->dst:dport with IPv4 id. */
+uint32_t srd_udp_icrc(const struct srd_udp_meta *m, uint16_t sport, uint16_t id,
+		      const struct iovec *iov, int niov, size_t len);
+
 /* The pool socket, hence the UDP source port, of a local QP. */
 static inline unsigned int srd_udp_pool_index(uint32_t qpn)
 {

@@ -56,12 +56,11 @@ static bool same_flow(const struct srd_udp_meta *a,
 	       a->hop_limit == b->hop_limit && a->ifindex == b->ifindex;
 }
 
-static uint32_t icrc_of(const struct srd_udp *u, unsigned int sock,
-			const struct srd_udp_meta *m, uint16_t id,
-			const struct iovec *iov, int niov, size_t len)
+uint32_t srd_udp_icrc(const struct srd_udp_meta *m, uint16_t sport, uint16_t id,
+		      const struct iovec *iov, int niov, size_t len)
 {
 	if (srd_addr_v4(&m->dst)) {
-		struct srd_icrc_udp4 f = { .sport = htons(u->tx_port[sock]),
+		struct srd_icrc_udp4 f = { .sport = htons(sport),
 					   .dport = htons(m->dport) };
 
 		memcpy(&f.saddr, &m->src.s6_addr[12], 4);
@@ -69,7 +68,7 @@ static uint32_t icrc_of(const struct srd_udp *u, unsigned int sock,
 		return srd_icrc_v4_from_iov(&f, id, SRD_IPV4_DF, iov, niov,
 					    len);
 	} else {
-		struct srd_icrc_udp6 f = { .sport = htons(u->tx_port[sock]),
+		struct srd_icrc_udp6 f = { .sport = htons(sport),
 					   .dport = htons(m->dport) };
 
 		memcpy(f.saddr, &m->src, 16);
@@ -110,7 +109,8 @@ void srd_udp_tx_queue(struct srd_udp *u, uint32_t qpn,
 		uint8_t *t = srd_udp_tx_alloc(u, SRD_ICRC_SIZE);
 
 		srd_icrc_put(t, SRD_ICRC_SIZE,
-			     icrc_of(u, sock, m, id, iov, niov, len));
+			     srd_udp_icrc(m, u->tx_port[sock], id, iov, niov,
+					  len));
 		v[n].iov_base = t;
 		v[n].iov_len = SRD_ICRC_SIZE;
 		n++;

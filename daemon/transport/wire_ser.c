@@ -71,24 +71,12 @@ bool wire_meta_v4(const struct srd_udp_meta *m)
 	return srd_addr_v4(&m->src) && srd_addr_v4(&m->dst);
 }
 
-static uint32_t icrc_for(const struct srd_udp_meta *m, uint16_t id,
-			 const uint8_t *buf, size_t len)
+static uint32_t icrc_for(const struct srd_udp_meta *m, const uint8_t *buf,
+			 size_t len)
 {
-	if (wire_meta_v4(m)) {
-		struct srd_icrc_udp4 f = { .sport = htons(m->sport),
-					   .dport = htons(m->dport) };
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
 
-		memcpy(&f.saddr, &m->src.s6_addr[12], 4);
-		memcpy(&f.daddr, &m->dst.s6_addr[12], 4);
-		return srd_icrc_v4_from_parts(&f, id, SRD_IPV4_DF, buf, len);
-	} else {
-		struct srd_icrc_udp6 f = { .sport = htons(m->sport),
-					   .dport = htons(m->dport) };
-
-		memcpy(f.saddr, &m->src, 16);
-		memcpy(f.daddr, &m->dst, 16);
-		return srd_icrc_v6_from_parts(&f, buf, len);
-	}
+	return srd_udp_icrc(m, m->sport, 0, &iov, 1, len);
 }
 
 int wire_serialize(struct srd_wire *w, const struct srd_pkt *pkt,
@@ -106,7 +94,7 @@ int wire_serialize(struct srd_wire *w, const struct srd_pkt *pkt,
 	if (pkt->paylen && dma_copy(w->d, &dst, &src, pkt->paylen))
 		return -EFAULT;
 	memset(buf + hl + pkt->paylen, 0, pad);
-	srd_icrc_put(buf, len, icrc_for(m, 0, buf, len));
+	srd_icrc_put(buf, len, icrc_for(m, buf, len));
 	return (int)len;
 }
 
@@ -125,6 +113,5 @@ int wire_check_icrc(const struct srd_udp_meta *m, bool id_known,
 			       ? -EBADMSG
 			       : 0;
 	}
-	return icrc_for(m, 0, buf, len) == srd_icrc_get(buf, len) ? 0
-								  : -EBADMSG;
+	return icrc_for(m, buf, len) == srd_icrc_get(buf, len) ? 0 : -EBADMSG;
 }
