@@ -556,7 +556,6 @@ void wire_send(struct srd_qp_transport *src, struct srd_pkt *pkt)
 	struct srd_engine *e = src->eng;
 	struct srd_wire *w = e->wire;
 	struct srd_device *dev = src->qp->dev;
-	int err;
 
 	/* Multicast: the local members first, then maybe UDP below. */
 	if (!pkt->dst_dev && wire_pkt_is_mcast(pkt) &&
@@ -574,13 +573,8 @@ void wire_send(struct srd_qp_transport *src, struct srd_pkt *pkt)
 			c->rx_packets += pkt->npkts;
 			c->rx_bytes += bytes;
 		}
-		err = wire_deliver(e, pkt);
-		if (err)
+		if (wire_deliver_counted(e, pkt, c))
 			e->wire_drops++;
-		if (err == -ENOENT && w)
-			c->rx_unknown_qp += pkt->npkts;
-		else if (err && w)
-			c->rx_drops += pkt->npkts;
 		return;
 	}
 	if (!w) {

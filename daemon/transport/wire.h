@@ -110,6 +110,10 @@ struct srd_device *wire_dev_for(struct srd_daemon *d, const uint8_t gid[16],
  * 0, -ENOENT (no such QP) or -EPERM (refused).
  */
 int wire_deliver(struct srd_engine *e, struct srd_pkt *pkt);
+/* wire_deliver(), counting what could not be delivered in c (if any):
+ * rx_unknown_qp for a QP that is not there, rx_drops otherwise. */
+int wire_deliver_counted(struct srd_engine *e, struct srd_pkt *pkt,
+			 struct srd_net_counters *c);
 
 /* --- wire_ser.c: packets as bytes ----------------------------------------- */
 /* Bytes on the wire (BTH ... ICRC) of a packet or train. */

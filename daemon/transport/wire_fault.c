@@ -320,7 +320,6 @@ void wire_mem_arrive(struct srd_wire *w, struct srd_pkt *pkt)
 	struct srd_device *dev = pkt->dst_dev;
 	struct srd_net_counters *c = srd_net_dev_counters(w->d, dev);
 	struct srd_fault_verdict v = { 0 };
-	int err;
 
 	c->rx_packets += pkt->npkts;
 	c->rx_bytes += wire_pkt_bytes(pkt);
@@ -343,11 +342,7 @@ void wire_mem_arrive(struct srd_wire *w, struct srd_pkt *pkt)
 			wire_frame_apply(w, f, &v, WIRE_NEXT_DELIVER);
 		return;
 	}
-	err = wire_deliver(w->e, pkt);
-	if (err == -ENOENT)
-		c->rx_unknown_qp += pkt->npkts;
-	else if (err)
-		c->rx_drops += pkt->npkts;
+	wire_deliver_counted(w->e, pkt, c);
 }
 
 void wire_capture_pkt(struct srd_wire *w, const struct srd_device *dev,

@@ -23,7 +23,7 @@ void wire_rx_deliver(struct srd_wire *w, struct srd_device *dev,
 {
 	struct srd_net_counters *c = srd_net_dev_counters(w->d, dev);
 	struct srd_pkt pkt;
-	int hl, err;
+	int hl;
 
 	if (len < SRD_ICRC_BTH_SIZE + SRD_ICRC_SIZE ||
 	    len > SRD_UDP_MAX_PAYLOAD) {
@@ -48,11 +48,21 @@ void wire_rx_deliver(struct srd_wire *w, struct srd_device *dev,
 		pkt.src_qpn = pkt.deth.sqp;
 	/* The responder copies the payload out of the receive buffer. */
 	dma_init_buf(&pkt.pay, buf + hl, pkt.paylen);
-	err = wire_deliver(w->e, &pkt);
+	wire_deliver_counted(w->e, &pkt, c);
+}
+
+int wire_deliver_counted(struct srd_engine *e, struct srd_pkt *pkt,
+			 struct srd_net_counters *c)
+{
+	int err = wire_deliver(e, pkt);
+
+	if (!err || !c)
+		return err;
 	if (err == -ENOENT)
-		c->rx_unknown_qp++;
-	else if (err)
-		c->rx_drops++;
+		c->rx_unknown_qp += pkt->npkts;
+	else
+		c->rx_drops += pkt->npkts;
+	return err;
 }
 
 void wire_peek_bth(const uint8_t *buf, size_t len, uint32_t *qpn,
