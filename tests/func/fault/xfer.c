@@ -246,7 +246,7 @@ int main(int argc, char **argv)
 	const char *mode = argc > 1 ? argv[1] : "rc";
 	struct t_dev d;
 
-	t_init("net_fault_xfer");
+	t_init("fault_xfer");
 	t_log("mode %s, faults \"%s\", wire %s", mode,
 	      getenv("SOFTRDMA_FAULTS") ? getenv("SOFTRDMA_FAULTS") : "",
 	      getenv("SOFTRDMA_WIRE") ? getenv("SOFTRDMA_WIRE") : "auto");
@@ -261,7 +261,7 @@ int main(int argc, char **argv)
 		retry_exceeded(&d, (int)strtol(argv[2], NULL, 0),
 			       (int)strtol(argv[3], NULL, 0));
 	else
-		T_FAIL("usage: net_fault_xfer rc | ud P | uc P | retry T R");
+		T_FAIL("usage: func_fault_xfer rc | ud P | uc P | retry T R");
 	t_dev_close(&d);
 	t_pass();
 }
