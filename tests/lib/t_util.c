@@ -15,7 +15,6 @@
 
 #include "t_util.h"
 
-static const char *t_name = "test";
 static pid_t t_main_pid;
 static bool t_own_daemon;
 static char t_sock[108];
@@ -131,7 +130,7 @@ void t_init(const char *name)
 {
 	const char *env = getenv("SOFTRDMA_SOCKET");
 
-	t_name = name;
+	t_assert_init(name);
 	t_main_pid = getpid();
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (env && *env) {
@@ -167,69 +166,6 @@ unsigned int t_watchdog_s(void)
 		return T_WATCHDOG_S;
 	v = strtoul(env, &end, 10);
 	return (*end || !v || v > 3600) ? T_WATCHDOG_S : (unsigned int)v;
-}
-
-static const char *who(void)
-{
-	return getpid() == t_main_pid ? "" : "[child] ";
-}
-
-void t_pass(void)
-{
-	printf("PASS %s\n", t_name);
-	exit(T_EXIT_PASS);
-}
-
-void t_fail_at(const char *file, int line, const char *fmt, ...)
-{
-	va_list ap;
-
-	fflush(stdout);
-	fprintf(stderr, "%sFAIL %s at %s:%d: ", who(), t_name, file, line);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(T_EXIT_FAIL);
-}
-
-void t_skip(const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%sSKIP %s: ", who(), t_name);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-	exit(T_EXIT_SKIP);
-}
-
-void t_log(const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("# %s", who());
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-}
-
-const char *t_errname(int err)
-{
-	static __thread char buf[32];
-	const char *s;
-
-	if (err == 0)
-		return "0";
-	if (err < 0)
-		err = -err;
-	s = strerrorname_np(err);
-	if (s)
-		return s;
-	snprintf(buf, sizeof(buf), "errno %d", err);
-	return buf;
 }
 
 const char *t_wc_opcode_name(int opcode)

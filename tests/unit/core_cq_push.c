@@ -66,7 +66,7 @@ static void laps(struct t_core *t, struct srd_comp_channel *ch, int chfd)
 	cq->ctl->cons = 8;
 	e = cqe_n(99);
 	T_EQ(cq_push(cq, &e), -ENOSPC);
-	T_CHECK(cq->in_error);
+	T_ASSERT(cq->in_error);
 	T_EQ(cq->ring[0].wr_id, 8); /* nothing overwritten */
 	T_EQ(read(t->async_fd, &aev, sizeof(aev)), sizeof(aev));
 	T_EQ(aev.event_type, IBV_EVENT_CQ_ERR);
@@ -130,16 +130,16 @@ static void trace(struct t_core *t)
 	int p[2], memfd;
 	ssize_t n;
 
-	T_CHECK(!pipe2(p, O_NONBLOCK | O_CLOEXEC));
+	T_ASSERT(!pipe2(p, O_NONBLOCK | O_CLOEXEC));
 	t->c->trace_fd = p[1];
 	t->c->trace_flags = SRD_TRACE_CQE;
 	T_EQ(cq_create(t->c, 4, NULL, 1, &cq, &memfd), 0);
 	close(memfd);
 	T_EQ(cq_push(cq, &e), 0);
 	n = read(p[0], buf, sizeof(buf) - 1);
-	T_CHECK(n > 0);
+	T_ASSERT(n > 0);
 	buf[n] = 0;
-	T_CHECK(strstr(buf, "1234"));
+	T_ASSERT(strstr(buf, "1234"));
 	t->c->trace_fd = -1;
 	t->c->trace_flags = 0;
 	close(p[0]);
@@ -207,9 +207,9 @@ int main(void)
 	     0);
 	T_EQ(rp.nfds, 1);
 	chfd = rp.fds[0];
-	T_CHECK(!fcntl(chfd, F_SETFL, O_NONBLOCK));
+	T_ASSERT(!fcntl(chfd, F_SETFL, O_NONBLOCK));
 	ch = channel_get(t.c, ((struct srd_handle_rep *)rp.data)->handle);
-	T_CHECK(ch);
+	T_ASSERT(ch);
 
 	laps(&t, ch, chfd);
 	arming(&t, ch, chfd);
@@ -218,5 +218,5 @@ int main(void)
 
 	close(chfd);
 	t_core_fini(&t);
-	return T_PASS;
+	return T_EXIT_PASS;
 }

@@ -41,12 +41,12 @@ static void reg(struct t_core *t, uint32_t pd, bool pvm, uint32_t access,
 			      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	} else {
 		fd = memfd_create("t", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-		T_CHECK(fd >= 0 && !ftruncate(fd, LEN));
-		T_CHECK(!fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK));
+		T_ASSERT(fd >= 0 && !ftruncate(fd, LEN));
+		T_ASSERT(!fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK));
 		out->p = mmap(NULL, LEN, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
 			      0);
 	}
-	T_CHECK(out->p != MAP_FAILED);
+	T_ASSERT(out->p != MAP_FAILED);
 	out->iova = IOVA_BASE + (pvm ? 0x100000000ull : 0);
 	q.r.pd_handle = pd;
 	q.r.access = access;
@@ -61,10 +61,10 @@ static void reg(struct t_core *t, uint32_t pd, bool pvm, uint32_t access,
 	T_EQ(t_core_cmd(t->c, SRD_CMD_REG_MR, &q, sizeof(q), &fd, !pvm, &rp),
 	     0);
 	out->mr = mr_lookup_key(&t->d, rep->lkey);
-	T_CHECK(out->mr);
+	T_ASSERT(out->mr);
 	T_EQ(out->mr->handle, rep->handle);
-	T_CHECK(pvm ? !out->mr->base && out->mr->pvm_pid == getpid()
-		    : out->mr->base != NULL);
+	T_ASSERT(pvm ? !out->mr->base && out->mr->pvm_pid == getpid()
+		     : out->mr->base != NULL);
 }
 
 static void fill(struct tmr *m, uint8_t seed)
@@ -84,12 +84,12 @@ static void copies(struct tmr *a, struct tmr *b, const char *what)
 	for (size_t i = 0; i < LEN - 10; i++)
 		if (b->p[i + 3] != a->p[i + 5]) {
 			fprintf(stderr, "%s: byte %zu differs\n", what, i);
-			exit(T_FAIL);
+			exit(T_EXIT_FAIL);
 		}
 	T_EQ(b->p[0], 0);
 	T_EQ(b->p[LEN - 1], 0);
 	T_EQ(mr_read(a->mr, a->iova + 1000, buf, sizeof(buf)), 0);
-	T_CHECK(!memcmp(buf, a->p + 1000, sizeof(buf)));
+	T_ASSERT(!memcmp(buf, a->p + 1000, sizeof(buf)));
 	memset(buf, 0xee, sizeof(buf));
 	T_EQ(mr_write(b->mr, b->iova + LEN - sizeof(buf), buf, sizeof(buf)), 0);
 	T_EQ(b->p[LEN - 1], 0xee);
@@ -112,7 +112,7 @@ int main(void)
 	pd = pd_get(t.c, pdh);
 	T_EQ(t_core_cmd(t.c, SRD_CMD_ALLOC_PD, NULL, 0, NULL, 0, &rp), 0);
 	pd2 = pd_get(t.c, ((struct srd_handle_rep *)rp.data)->handle);
-	T_CHECK(pd && pd2);
+	T_ASSERT(pd && pd2);
 
 	reg(&t, pdh, false, rw, &fdm);
 	reg(&t, pdh, false, rw, &fdm2);
@@ -136,8 +136,8 @@ int main(void)
 	T_EQ(mr_check(fdm.mr, pd, fdm.iova, 1, IBV_ACCESS_REMOTE_ATOMIC),
 	     -EACCES);
 	T_EQ(mr_check(NULL, pd, 0, 0, 0), -EINVAL);
-	T_CHECK(mr_ptr(fdm.mr, fdm.iova + 10) == fdm.mr->base + 10);
-	T_CHECK(!mr_ptr(pvm.mr, pvm.iova));
+	T_ASSERT(mr_ptr(fdm.mr, fdm.iova + 10) == fdm.mr->base + 10);
+	T_ASSERT(!mr_ptr(pvm.mr, pvm.iova));
 	/* The daemon's mapping is the same memory. */
 	fdm.p[77] = 0x42;
 	T_EQ(*mr_ptr(fdm.mr, fdm.iova + 77), 0x42);
@@ -151,29 +151,29 @@ int main(void)
 	/* Keys: a destroyed MR's key misses, also once the index is
 	 * reused; a key with another key byte misses. */
 	key = fdm2.mr->lkey;
-	T_CHECK(!mr_lookup_key(&t.d, key ^ 0x1));
-	T_CHECK(!mr_lookup_key(&t.d, 0));
-	T_CHECK(!mr_lookup_key(&t.d, UINT32_MAX));
+	T_ASSERT(!mr_lookup_key(&t.d, key ^ 0x1));
+	T_ASSERT(!mr_lookup_key(&t.d, 0));
+	T_ASSERT(!mr_lookup_key(&t.d, UINT32_MAX));
 	T_EQ(t_core_cmd(t.c, SRD_CMD_DEREG_MR,
 			&(struct srd_handle_req){ fdm2.mr->handle },
 			sizeof(struct srd_handle_req), NULL, 0, &rp),
 	     0);
-	T_CHECK(!mr_lookup_key(&t.d, key));
-	T_CHECK(table_gen(&t.d.mrs, key >> 8) != (uint8_t)key);
+	T_ASSERT(!mr_lookup_key(&t.d, key));
+	T_ASSERT(table_gen(&t.d.mrs, key >> 8) != (uint8_t)key);
 	/* Steer the next registration onto the freed index. */
 	t.d.mrs.random = false;
 	t.d.mrs.hint = key >> 8;
 	reg(&t, pdh, false, rw, &fdm2);
 	t.d.mrs.random = true;
 	T_EQ(fdm2.mr->lkey >> 8, key >> 8);
-	T_CHECK(fdm2.mr->lkey != key);
-	T_CHECK(!mr_lookup_key(&t.d, key));
-	T_CHECK(mr_lookup_key(&t.d, fdm2.mr->lkey) == fdm2.mr);
+	T_ASSERT(fdm2.mr->lkey != key);
+	T_ASSERT(!mr_lookup_key(&t.d, key));
+	T_ASSERT(mr_lookup_key(&t.d, fdm2.mr->lkey) == fdm2.mr);
 
 	/* A dead client's pid: process_vm fails cleanly. */
 	pvm.mr->pvm_pid = 0x7ffffff0;
-	T_CHECK(mr_read(pvm.mr, pvm.iova, fdm.p, 8) < 0);
+	T_ASSERT(mr_read(pvm.mr, pvm.iova, fdm.p, 8) < 0);
 
 	t_core_fini(&t);
-	return T_PASS;
+	return T_EXIT_PASS;
 }

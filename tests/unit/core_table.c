@@ -16,18 +16,18 @@ int main(void)
 	for (int i = 0; i < 10; i++) {
 		idx[i] = table_alloc(&t, &objs[i]);
 		T_EQ(idx[i], 5 + i);
-		T_CHECK(table_get(&t, idx[i]) == &objs[i]);
+		T_ASSERT(table_get(&t, idx[i]) == &objs[i]);
 	}
 	T_EQ(table_alloc(&t, &objs[10]), -ENOMEM);
-	T_CHECK(!table_get(&t, 4));
-	T_CHECK(!table_get(&t, 15));
-	T_CHECK(!table_get(&t, UINT32_MAX));
+	T_ASSERT(!table_get(&t, 4));
+	T_ASSERT(!table_get(&t, 15));
+	T_ASSERT(!table_get(&t, UINT32_MAX));
 	T_EQ(table_alloc(&t, NULL), -ENOMEM);
 	/* Freed slots come back, oldest free first after the last one. */
 	table_free(&t, 7);
 	table_free(&t, 6);
 	T_EQ(table_gen(&t, 7), 1);
-	T_CHECK(!table_get(&t, 7));
+	T_ASSERT(!table_get(&t, 7));
 	T_EQ(table_alloc(&t, &objs[20]), 6);
 	T_EQ(table_alloc(&t, &objs[21]), 7);
 	T_EQ(t.count, 10);
@@ -51,14 +51,14 @@ int main(void)
 
 		int64_t qpn = table_alloc(&core.d.qps_by_num, q);
 
-		T_CHECK(qpn >= 0x11 && qpn < 0x11 + 16384);
-		T_CHECK(qp_lookup_num(&core.d, (uint32_t)qpn) == q);
+		T_ASSERT(qpn >= 0x11 && qpn < 0x11 + 16384);
+		T_ASSERT(qp_lookup_num(&core.d, (uint32_t)qpn) == q);
 		table_free(&core.d.qps_by_num, (uint32_t)qpn);
 		free(q);
 	}
-	T_CHECK(!qp_lookup_num(&core.d, 0));
-	T_CHECK(!qp_lookup_num(&core.d, 0xffffff));
-	T_CHECK(!qp_lookup_num(&core.d, 1));
+	T_ASSERT(!qp_lookup_num(&core.d, 0));
+	T_ASSERT(!qp_lookup_num(&core.d, 0xffffff));
+	T_ASSERT(!qp_lookup_num(&core.d, 1));
 	t_core_fini(&core);
-	return T_PASS;
+	return T_EXIT_PASS;
 }

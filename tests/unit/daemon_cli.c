@@ -26,9 +26,9 @@ static pid_t spawn(const char *const *args, int *out, int extra_fd)
 	for (int i = 0; args[i] && n < 15; i++)
 		argv[n++] = args[i];
 	argv[n] = NULL;
-	T_CHECK(!pipe2(p, O_CLOEXEC));
+	T_ASSERT(!pipe2(p, O_CLOEXEC));
 	pid = fork();
-	T_CHECK(pid >= 0);
+	T_ASSERT(pid >= 0);
 	if (pid == 0) {
 		dup2(p[1], 1);
 		dup2(p[1], 2);
@@ -92,15 +92,15 @@ static long cpu_ticks(pid_t pid)
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
 	f = fopen(path, "r");
-	T_CHECK(f);
-	T_CHECK(fgets(buf, sizeof(buf), f));
+	T_ASSERT(f);
+	T_ASSERT(fgets(buf, sizeof(buf), f));
 	fclose(f);
 	p = strrchr(buf, ')');
-	T_CHECK(p);
+	T_ASSERT(p);
 	/* Fields after the name: state(3) ... utime(14) stime(15). */
-	T_CHECK(sscanf(p + 2,
-		       "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu",
-		       &ut, &st) == 2);
+	T_ASSERT(sscanf(p + 2,
+			"%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu",
+			&ut, &st) == 2);
 	return ut + st;
 }
 
@@ -121,9 +121,9 @@ int main(void)
 
 	/* --help and bad options. */
 	pid = spawn((const char *[]){ "--help", NULL }, &out, -1);
-	T_CHECK(read_to_eof(out, buf, sizeof(buf), 5000) > 0);
-	T_CHECK(strstr(buf, "--idle-exit") && strstr(buf, "--spin-us") &&
-		strstr(buf, "--spin-yield"));
+	T_ASSERT(read_to_eof(out, buf, sizeof(buf), 5000) > 0);
+	T_ASSERT(strstr(buf, "--idle-exit") && strstr(buf, "--spin-us") &&
+		 strstr(buf, "--spin-yield"));
 	T_EQ(wait_exit(pid, 5000), 0);
 	close(out);
 	pid = spawn((const char *[]){ "--bogus", NULL }, &out, -1);
@@ -135,8 +135,8 @@ int main(void)
 	pid = spawn((const char *[]){ "--spin-yield", "sometimes", NULL }, &out,
 		    -1);
 	T_EQ(wait_exit(pid, 5000), 2);
-	T_CHECK(read_to_eof(out, buf, sizeof(buf), 5000) > 0);
-	T_CHECK(strstr(buf, "--spin-yield"));
+	T_ASSERT(read_to_eof(out, buf, sizeof(buf), 5000) > 0);
+	T_ASSERT(strstr(buf, "--spin-yield"));
 	close(out);
 
 	/* Detached: the starter returns at once, the pipe it was given
@@ -148,7 +148,7 @@ int main(void)
 	args[4] = NULL;
 	pid = spawn(args, &out, -1);
 	T_EQ(wait_exit(pid, 5000), 0);
-	T_CHECK(read_to_eof(out, buf, sizeof(buf), 5000) >= 0);
+	T_ASSERT(read_to_eof(out, buf, sizeof(buf), 5000) >= 0);
 	close(out);
 	fd = -1;
 	for (int i = 0; i < 300 && fd < 0; i++) {
@@ -156,28 +156,28 @@ int main(void)
 		if (fd < 0)
 			usleep(10000);
 	}
-	T_CHECK(fd >= 0);
+	T_ASSERT(fd >= 0);
 	T_EQ(t_cmd(fd, SRD_CMD_HELLO, &hello, sizeof(hello), NULL, 0, &hrep,
 		   sizeof(hrep), NULL, NULL, NULL),
 	     0);
 	pid = hrep.daemon_pid;
-	T_CHECK(pid != 0 && alive(pid));
+	T_ASSERT(pid != 0 && alive(pid));
 	/* Losing the race for the name is not an error. */
 	{
 		pid_t second = spawn(args, &out, -1);
 
 		T_EQ(wait_exit(second, 5000), 0);
-		T_CHECK(read_to_eof(out, buf, sizeof(buf), 5000) == 0);
+		T_ASSERT(read_to_eof(out, buf, sizeof(buf), 5000) == 0);
 		close(out);
 	}
 	close(fd);
 	kill(pid, SIGTERM);
 	for (int i = 0; i < 300 && alive(pid); i++)
 		usleep(10000);
-	T_CHECK(!alive(pid));
+	T_ASSERT(!alive(pid));
 
 	/* Fds the starter leaked into the daemon are closed at start. */
-	T_CHECK(!pipe(p)); /* not close-on-exec */
+	T_ASSERT(!pipe(p)); /* not close-on-exec */
 	args[2] = "--foreground";
 	args[3] = NULL;
 	pid = spawn(args, &out, p[1]);
@@ -187,7 +187,7 @@ int main(void)
 	/* SIGINT: a clean exit, with a client connected. */
 	for (int i = 0; i < 300 && (fd = t_connect(name)) < 0; i++)
 		usleep(10000);
-	T_CHECK(fd >= 0);
+	T_ASSERT(fd >= 0);
 	T_EQ(t_hello(fd), 0);
 	kill(pid, SIGINT);
 	T_EQ(wait_exit(pid, 5000), 0);
@@ -201,9 +201,9 @@ int main(void)
 	pid = spawn(args, &out, -1);
 	for (int i = 0; i < 300 && (fd = t_connect(name)) < 0; i++)
 		usleep(10000);
-	T_CHECK(fd >= 0);
+	T_ASSERT(fd >= 0);
 	usleep(1500000);
-	T_CHECK(alive(pid)); /* a client is connected */
+	T_ASSERT(alive(pid)); /* a client is connected */
 	close(fd);
 	T_EQ(wait_exit(pid, 4000), 0);
 	close(out);
@@ -216,8 +216,8 @@ int main(void)
 	usleep(1000000);
 	t1 = cpu_ticks(td.pid);
 	fprintf(stderr, "idle cpu: %ld ticks in 1 s\n", t1 - t0);
-	T_CHECK(t1 - t0 <= 2); /* 20 ms at 100 Hz */
+	T_ASSERT(t1 - t0 <= 2); /* 20 ms at 100 Hz */
 	t_client_close(&c);
 	T_EQ(t_daemon_stop(&td), 0);
-	return T_PASS;
+	return T_EXIT_PASS;
 }

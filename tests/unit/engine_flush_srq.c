@@ -79,13 +79,13 @@ static void test_flush(void)
 	/* To ERR by command: flushed at once, in order, all of them. */
 	set_state(&a, IBV_QPS_ERR, 0, NULL);
 	for (uint32_t i = 0; i < 3; i++) {
-		T_CHECK(eh_poll(&scq, &e));
+		T_ASSERT(eh_poll(&scq, &e));
 		EH_CQE(e, IBV_WC_WR_FLUSH_ERR, IBV_WC_SEND, i);
 		T_EQ(e.wqe_idx, i);
 		T_EQ(e.qp_num, a.qpn);
 	}
 	for (uint32_t i = 0; i < 2; i++) {
-		T_CHECK(eh_poll(&rcq, &e));
+		T_ASSERT(eh_poll(&rcq, &e));
 		EH_CQE(e, IBV_WC_WR_FLUSH_ERR, IBV_WC_RECV, 0x10 + i);
 		T_EQ(e.wqe_idx, i);
 		T_EQ(e.flags, SRD_CQE_RECV);
@@ -98,10 +98,10 @@ static void test_flush(void)
 	eh_post_send(&a, &w, NULL, NULL);
 	eh_post_recv(&a, 0x12, NULL, 0);
 	T_EQ(eh_run(&h, 1), 1);
-	T_CHECK(eh_poll(&scq, &e));
+	T_ASSERT(eh_poll(&scq, &e));
 	EH_CQE(e, IBV_WC_WR_FLUSH_ERR, IBV_WC_RDMA_WRITE, 3);
 	T_EQ(e.wqe_idx, 3);
-	T_CHECK(eh_poll(&rcq, &e));
+	T_ASSERT(eh_poll(&rcq, &e));
 	EH_CQE(e, IBV_WC_WR_FLUSH_ERR, IBV_WC_RECV, 0x12);
 	T_EQ(e.wqe_idx, 2);
 	T_EQ(eh_run(&h, 3), 0); /* an idle QP in ERR is not work */
@@ -172,10 +172,10 @@ static void test_srq(void)
 	T_EQ(e.wqe_idx, 0);
 	T_EQ(e.qp_num, b1.qpn);
 	T_EQ(e.byte_len, 700);
-	T_CHECK(!memcmp(mb.p, ma.p, 500));
-	T_CHECK(!memcmp(mb.p + 500, ma.p + 500, 200));
+	T_ASSERT(!memcmp(mb.p, ma.p, 500));
+	T_ASSERT(!memcmp(mb.p + 500, ma.p + 500, 200));
 	T_EQ(s.srq->ctl->rq.cons, 1);
-	T_CHECK(!eh_event(&h, &ev)); /* 4 left: not below 3 */
+	T_ASSERT(!eh_event(&h, &ev)); /* 4 left: not below 3 */
 	w.wr_id = 2;
 	eh_post_send(&a2, &w, (struct srd_sge[]){ eh_sge(&ma, 0, 10) }, NULL);
 	eh_wait(&h, &scq, 5);
@@ -184,12 +184,12 @@ static void test_srq(void)
 	T_EQ(e.qp_num, b2.qpn);
 	T_EQ(e.wqe_idx, 1);
 	/* 3 left: not below either. */
-	T_CHECK(!eh_event(&h, &ev));
+	T_ASSERT(!eh_event(&h, &ev));
 	w.wr_id = 3;
 	eh_post_send(&a1, &w, (struct srd_sge[]){ eh_sge(&ma, 0, 10) }, NULL);
 	eh_wait(&h, &scq, 5);
 	eh_wait(&h, &rcq, 5);
-	T_CHECK(eh_event(&h, &ev));
+	T_ASSERT(eh_event(&h, &ev));
 	T_EQ(ev.event_type, IBV_EVENT_SRQ_LIMIT_REACHED);
 	T_EQ(ev.user_handle, (uintptr_t)&s);
 	T_EQ(s.srq->limit, 0); /* disarmed: once */
@@ -197,7 +197,7 @@ static void test_srq(void)
 	eh_post_send(&a1, &w, (struct srd_sge[]){ eh_sge(&ma, 0, 10) }, NULL);
 	eh_wait(&h, &scq, 5);
 	eh_wait(&h, &rcq, 5);
-	T_CHECK(!eh_event(&h, &ev));
+	T_ASSERT(!eh_event(&h, &ev));
 
 	/* b1 takes the last WQE for a long SEND and goes to ERR half-way:
 	 * the WQE flushes (marked SRQ), then LAST_WQE_REACHED. */
@@ -206,17 +206,17 @@ static void test_srq(void)
 	eh_post_send(&a1, &w, (struct srd_sge[]){ eh_sge(&ma, 0, MRLEN) },
 		     NULL);
 	eh_run(&h, 1);
-	T_CHECK(b1.qp->tp->rwqe.valid);
+	T_ASSERT(b1.qp->tp->rwqe.valid);
 	set_state(&b1, IBV_QPS_ERR, 0, NULL);
-	T_CHECK(eh_poll(&rcq, &e));
+	T_ASSERT(eh_poll(&rcq, &e));
 	EH_CQE(e, IBV_WC_WR_FLUSH_ERR, IBV_WC_RECV, 0x104);
 	T_EQ(e.flags, SRD_CQE_RECV | SRD_CQE_SRQ);
 	T_EQ(e.qp_num, b1.qpn);
-	T_CHECK(eh_event(&h, &ev));
+	T_ASSERT(eh_event(&h, &ev));
 	T_EQ(ev.event_type, IBV_EVENT_QP_LAST_WQE_REACHED);
 	T_EQ(ev.user_handle, (uintptr_t)&b1);
 	eh_run(&h, 3);
-	T_CHECK(!eh_event(&h, &ev)); /* once */
+	T_ASSERT(!eh_event(&h, &ev)); /* once */
 	/* The other QP still has the SRQ's last WQE. */
 	w = wqe(6, IBV_WR_SEND, SRD_WQE_SIGNALED, 1);
 	eh_post_send(&a2, &w, (struct srd_sge[]){ eh_sge(&ma, 0, 10) }, NULL);
@@ -262,10 +262,10 @@ static void test_sqd(void)
 	EH_CQE(e, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE, 1);
 	eh_run(&h, 5);
 	eh_none(&scq);
-	T_CHECK(eh_event(&h, &ev));
+	T_ASSERT(eh_event(&h, &ev));
 	T_EQ(ev.event_type, IBV_EVENT_SQ_DRAINED);
 	T_EQ(ev.user_handle, (uintptr_t)&a);
-	T_CHECK(!eh_event(&h, &ev));
+	T_ASSERT(!eh_event(&h, &ev));
 	T_EQ(a.qp->attr.sq_draining, 0);
 	set_state(&a, IBV_QPS_RTS, 0, NULL);
 	e = eh_wait(&h, &scq, 5);
@@ -274,7 +274,7 @@ static void test_sqd(void)
 	/* Without the request, no event. */
 	set_state(&a, IBV_QPS_SQD, 0, NULL);
 	eh_run(&h, 3);
-	T_CHECK(!eh_event(&h, &ev));
+	T_ASSERT(!eh_event(&h, &ev));
 	set_state(&a, IBV_QPS_RTS, 0, NULL);
 }
 
@@ -307,7 +307,7 @@ static void test_cq_overrun(void)
 		if (ev.event_type == IBV_EVENT_CQ_ERR)
 			cq_err = true;
 	}
-	T_CHECK(qp_fatal && cq_err);
+	T_ASSERT(qp_fatal && cq_err);
 	T_EQ(small.cq->entries, 4);
 	T_EQ(small.cq->prod, 4); /* nothing beyond the ring */
 }
@@ -327,5 +327,5 @@ int main(void)
 	test_cq_overrun();
 	eh_settle(&h);
 	eh_fini(&h);
-	return T_PASS;
+	return T_EXIT_PASS;
 }

@@ -49,12 +49,12 @@ static void reg(struct eh *h, uint32_t pd, size_t len, int access, bool pvm,
 			      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	} else {
 		fd = memfd_create("eh", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-		T_CHECK(fd >= 0 && !ftruncate(fd, span));
-		T_CHECK(!fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK));
+		T_ASSERT(fd >= 0 && !ftruncate(fd, span));
+		T_ASSERT(!fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK));
 		out->p = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_SHARED,
 			      fd, 0);
 	}
-	T_CHECK(out->p != MAP_FAILED);
+	T_ASSERT(out->p != MAP_FAILED);
 	out->len = len;
 	q.r.pd_handle = pd;
 	q.r.access = access;
@@ -72,7 +72,7 @@ static void reg(struct eh *h, uint32_t pd, size_t len, int access, bool pvm,
 	out->lkey = rep->lkey;
 	T_EQ(rep->rkey, rep->lkey);
 	out->mr = mr_lookup_key(&h->t.d, rep->lkey);
-	T_CHECK(out->mr);
+	T_ASSERT(out->mr);
 }
 
 void eh_mr(struct eh *h, uint32_t pd, size_t len, int access, struct eh_mr *out)
@@ -122,7 +122,7 @@ void eh_srq(struct eh *h, uint32_t pd, uint32_t max_wr, uint32_t max_sge,
 		close(rp.fds[i]);
 	out->handle = rep->handle;
 	out->srq = srq_get(h->t.c, rep->handle);
-	T_CHECK(out->srq);
+	T_ASSERT(out->srq);
 }
 
 void eh_qp(struct eh *h, uint32_t pd, enum ibv_qp_type type, struct eh_cq *scq,
@@ -155,7 +155,7 @@ void eh_qp(struct eh *h, uint32_t pd, enum ibv_qp_type type, struct eh_cq *scq,
 	out->handle = rep->handle;
 	out->qpn = rep->qp_num;
 	out->qp = qp_get(h->t.c, rep->handle);
-	T_CHECK(out->qp && out->qp->tp);
+	T_ASSERT(out->qp && out->qp->tp);
 }
 
 int eh_destroy_qp(struct eh *h, struct eh_qp *q)
@@ -380,7 +380,7 @@ void eh_settle(struct eh *h)
 	for (int i = 0; i < 1000000; i++)
 		if (!eh_run(h, 1))
 			return;
-	T_CHECK(!"engine never went idle");
+	T_ASSERT(!"engine never went idle");
 }
 
 bool eh_poll(struct eh_cq *cq, struct srd_cqe *out)
@@ -407,7 +407,7 @@ struct srd_cqe eh_wait(struct eh *h, struct eh_cq *cq, int max)
 		eh_run(h, 1);
 	}
 	fprintf(stderr, "no CQE after %d passes\n", max);
-	exit(T_FAIL);
+	exit(T_EXIT_FAIL);
 }
 
 void eh_none(struct eh_cq *cq)
@@ -417,7 +417,7 @@ void eh_none(struct eh_cq *cq)
 	if (eh_poll(cq, &e)) {
 		fprintf(stderr, "unexpected CQE wr_id %llu status %u op %u\n",
 			(unsigned long long)e.wr_id, e.status, e.opcode);
-		exit(T_FAIL);
+		exit(T_EXIT_FAIL);
 	}
 }
 
@@ -435,5 +435,5 @@ void eh_expect_event(struct eh *h, uint32_t type, uint64_t user_handle)
 			return;
 	fprintf(stderr, "async event %u for 0x%llx not seen\n", type,
 		(unsigned long long)user_handle);
-	exit(T_FAIL);
+	exit(T_EXIT_FAIL);
 }

@@ -113,7 +113,7 @@ static void test_bad_srq(void)
 	w.opcode = IBV_WR_SEND;
 	eh_post_send(&a, &w, NULL, NULL);
 	eh_run(&h, 3);
-	T_CHECK(s.srq->in_error);
+	T_ASSERT(s.srq->in_error);
 	eh_expect_event(&h, IBV_EVENT_SRQ_ERR, (uintptr_t)&s);
 	T_EQ(s.srq->cons, 0);
 	/* The QP that met it fails; the SRQ stays untouched. */
@@ -157,7 +157,7 @@ static void test_random_slots(void)
 {
 	uint8_t *guard = malloc(MRLEN);
 
-	T_CHECK(guard);
+	T_ASSERT(guard);
 	memset(guard, 0x5a, MRLEN);
 	for (int round = 0; round < 200; round++) {
 		struct eh_qp a, b;
@@ -225,14 +225,14 @@ static void test_random_slots(void)
 	for (int i = 0; i < 32; i++)
 		if (statuses[i])
 			fprintf(stderr, "# status %d: %u\n", i, statuses[i]);
-	T_CHECK(statuses[IBV_WC_SUCCESS] > 10);
-	T_CHECK(statuses[IBV_WC_LOC_QP_OP_ERR] > 10);
-	T_CHECK(statuses[IBV_WC_LOC_PROT_ERR] > 0);
-	T_CHECK(statuses[IBV_WC_LOC_LEN_ERR] > 0);
-	T_CHECK(statuses[IBV_WC_WR_FLUSH_ERR] > 50);
-	T_CHECK(statuses[IBV_WC_REM_ACCESS_ERR] +
-			statuses[IBV_WC_REM_INV_REQ_ERR] >
-		0);
+	T_ASSERT(statuses[IBV_WC_SUCCESS] > 10);
+	T_ASSERT(statuses[IBV_WC_LOC_QP_OP_ERR] > 10);
+	T_ASSERT(statuses[IBV_WC_LOC_PROT_ERR] > 0);
+	T_ASSERT(statuses[IBV_WC_LOC_LEN_ERR] > 0);
+	T_ASSERT(statuses[IBV_WC_WR_FLUSH_ERR] > 50);
+	T_ASSERT(statuses[IBV_WC_REM_ACCESS_ERR] +
+			 statuses[IBV_WC_REM_INV_REQ_ERR] >
+		 0);
 }
 
 /* Someone rewrites the ring and its producer index all the time. */
@@ -358,5 +358,5 @@ int main(void)
 	test_random_slots();
 	test_scribbler();
 	eh_fini(&h);
-	return T_PASS;
+	return T_EXIT_PASS;
 }

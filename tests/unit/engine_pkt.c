@@ -26,18 +26,18 @@ static void test_table(void)
 		unsigned int len = 12, prev = 0;
 
 		if (!(i->mask & OPF_VALID)) {
-			T_CHECK(!i->name);
+			T_ASSERT(!i->name);
 			continue;
 		}
 		valid++;
-		T_CHECK(i->name);
+		T_ASSERT(i->name);
 		/* Exactly one direction, at least one position. */
-		T_CHECK(!!(i->mask & OPF_REQ) != !!(i->mask & OPF_RESP));
-		T_CHECK(i->mask & (OPF_FIRST | OPF_MIDDLE | OPF_LAST));
+		T_ASSERT(!!(i->mask & OPF_REQ) != !!(i->mask & OPF_RESP));
+		T_ASSERT(i->mask & (OPF_FIRST | OPF_MIDDLE | OPF_LAST));
 		for (unsigned int h = 0; h < 7; h++) {
 			if (!(i->mask & hdr_bits[h]))
 				continue;
-			T_CHECK(srd_op_hdr_offset(op, hdr_bits[h]) >= prev);
+			T_ASSERT(srd_op_hdr_offset(op, hdr_bits[h]) >= prev);
 			prev = srd_op_hdr_offset(op, hdr_bits[h]);
 			T_EQ(prev, len);
 			len += hdr_len[h];
@@ -46,9 +46,9 @@ static void test_table(void)
 		/* RETH only where a message starts; AETH only in responses;
 		 * DETH only for UD. */
 		if (i->mask & OPF_RETH)
-			T_CHECK(i->mask & OPF_FIRST);
+			T_ASSERT(i->mask & OPF_FIRST);
 		if (i->mask & OPF_AETH)
-			T_CHECK(i->mask & OPF_RESP);
+			T_ASSERT(i->mask & OPF_RESP);
 		T_EQ(!!(i->mask & OPF_DETH),
 		     srd_op_transport(op) == ROCE_TR_UD);
 	}
@@ -96,13 +96,13 @@ static void test_bytes(void)
 	memcpy(&p.imm, "\x11\x22\x33\x44", 4);
 	p.paylen = 5; /* pad 3 */
 	T_EQ(srd_pkt_hdr_write(&p, buf, sizeof(buf)), sizeof(send_imm));
-	T_CHECK(!memcmp(buf, send_imm, sizeof(send_imm)));
+	T_ASSERT(!memcmp(buf, send_imm, sizeof(send_imm)));
 	/* Parsing needs the padded payload after the headers. */
 	memset(buf + 16, 0, 8);
 	T_EQ(srd_pkt_hdr_read(&q, buf, 16 + 8), 16);
 	T_EQ(q.paylen, 5);
 	T_EQ(q.psn, 0x123456);
-	T_CHECK(q.se && q.ack_req);
+	T_ASSERT(q.se && q.ack_req);
 	T_EQ(q.imm, p.imm);
 
 	srd_pkt_init(&p, ROCE_RC_COMPARE_SWAP);
@@ -114,7 +114,7 @@ static void test_bytes(void)
 	p.atm.swap_add = 0x1020304050607080ull;
 	p.atm.compare = 0x0f0e0d0c0b0a0908ull;
 	T_EQ(srd_pkt_hdr_write(&p, buf, sizeof(buf)), sizeof(cas));
-	T_CHECK(!memcmp(buf, cas, sizeof(cas)));
+	T_ASSERT(!memcmp(buf, cas, sizeof(cas)));
 
 	/* RNR NAK, timer 1, MSN 9, PSN 0xfffffe. */
 	srd_pkt_init(&p, ROCE_RC_ACKNOWLEDGE);
@@ -123,7 +123,7 @@ static void test_bytes(void)
 	p.aeth.syndrome = ROCE_AETH_RNR_NAK | 1;
 	p.aeth.msn = 9;
 	T_EQ(srd_pkt_hdr_write(&p, buf, sizeof(buf)), sizeof(nak));
-	T_CHECK(!memcmp(buf, nak, sizeof(nak)));
+	T_ASSERT(!memcmp(buf, nak, sizeof(nak)));
 	T_EQ(srd_pkt_hdr_read(&q, buf, sizeof(nak)), sizeof(nak));
 	T_EQ(q.aeth.syndrome, 0x21);
 	T_EQ(q.aeth.msn, 9);
@@ -134,7 +134,7 @@ static void test_bytes(void)
 	p.deth.qkey = ROCE_GSI_QKEY;
 	p.deth.sqp = 0x22;
 	T_EQ(srd_pkt_hdr_write(&p, buf, sizeof(buf)), sizeof(ud));
-	T_CHECK(!memcmp(buf, ud, sizeof(ud)));
+	T_ASSERT(!memcmp(buf, ud, sizeof(ud)));
 
 	/* Malformed: unknown opcodes, short buffers, bytes after an
 	 * opcode without payload, a pad larger than what follows. */
@@ -153,11 +153,11 @@ static void test_bytes(void)
 
 static void test_arith(void)
 {
-	T_CHECK(roce_psn_cmp(0, 0xffffff) > 0);
-	T_CHECK(roce_psn_cmp(0xffffff, 0) < 0);
-	T_CHECK(roce_psn_cmp(5, 5) == 0);
-	T_CHECK(roce_psn_cmp(0x7fffff, 0) > 0);
-	T_CHECK(roce_psn_cmp(0x800001, 0) < 0);
+	T_ASSERT(roce_psn_cmp(0, 0xffffff) > 0);
+	T_ASSERT(roce_psn_cmp(0xffffff, 0) < 0);
+	T_ASSERT(roce_psn_cmp(5, 5) == 0);
+	T_ASSERT(roce_psn_cmp(0x7fffff, 0) > 0);
+	T_ASSERT(roce_psn_cmp(0x800001, 0) < 0);
 	T_EQ(tp_npkts(0, 1024), 1);
 	T_EQ(tp_npkts(1024, 1024), 1);
 	T_EQ(tp_npkts(1025, 1024), 2);
@@ -213,14 +213,14 @@ static int test_captures(void)
 			if (hl < 0) {
 				fprintf(stderr, "%s: opcode 0x%02x rejected\n",
 					files[f], bth[0]);
-				return T_FAIL;
+				return T_EXIT_FAIL;
 			}
 			T_EQ(hl + p.paylen + srd_pkt_pad(p.paylen), len);
 			T_EQ(srd_pkt_hdr_write(&p, out, sizeof(out)), hl);
 			if (memcmp(out, bth, hl)) {
 				fprintf(stderr, "%s: %s differs when written\n",
 					files[f], srd_op_name(p.opcode));
-				return T_FAIL;
+				return T_EXIT_FAIL;
 			}
 			if (p.opcode == ROCE_RC_SEND_FIRST ||
 			    p.opcode == ROCE_RC_WRITE_MIDDLE ||
@@ -229,8 +229,8 @@ static int test_captures(void)
 			if (p.opcode == ROCE_RC_READ_REQUEST && f == 4)
 				T_EQ(p.reth.len, 2048); /* ib_read_lat -s */
 			if (p.opcode == ROCE_UD_SEND_ONLY)
-				T_CHECK(p.deth.qkey == 0x11111111 ||
-					p.deth.qkey == ROCE_GSI_QKEY);
+				T_ASSERT(p.deth.qkey == 0x11111111 ||
+					 p.deth.qkey == ROCE_GSI_QKEY);
 			if (p.mask & OPF_ATMETH)
 				T_EQ(p.atm.va & 7, 0);
 			seen[p.opcode]++;
@@ -254,10 +254,10 @@ static int test_captures(void)
 		if (!seen[expect[i]]) {
 			fprintf(stderr, "no %s in the captures\n",
 				srd_op_name(expect[i]));
-			return T_FAIL;
+			return T_EXIT_FAIL;
 		}
 	printf("# %u rxe packets round-tripped\n", total);
-	return T_PASS;
+	return T_EXIT_PASS;
 }
 
 int main(void)

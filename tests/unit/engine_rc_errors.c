@@ -78,7 +78,7 @@ static void test_rnr_exhausted(void)
 	eh_run(&h, 1);
 	T_EQ(cb->rnr_naks_sent, 1);
 	T_EQ(ca->rnr_naks_rcvd, 1);
-	T_CHECK(a.qp->tp->rnr_wait);
+	T_ASSERT(a.qp->tp->rnr_wait);
 	/* The loop sleeps until the NAK's timer runs out. */
 	T_EQ(engine_next_deadline(&h.t.d), t0 + wait);
 	eh_none(&scq);
@@ -104,7 +104,7 @@ static void test_rnr_recovers(void)
 	pair(&a, &b, NULL); /* rnr_retry 7: forever */
 	eh_post_send(&a, &w, (struct srd_sge[]){ eh_sge(&ma, 0, 64) }, NULL);
 	eh_run(&h, 200);
-	T_CHECK(engine_qp_counters(a.qp)->rnr_naks_rcvd > 10);
+	T_ASSERT(engine_qp_counters(a.qp)->rnr_naks_rcvd > 10);
 	eh_none(&scq);
 	eh_post_recv(&b, 0x30, (struct srd_sge[]){ eh_sge(&mb, 0, 64) }, 1);
 	e = eh_wait(&h, &scq, 50);
@@ -134,7 +134,7 @@ static void retry_exhausted(struct eh_qp *a, uint64_t id)
 	T_EQ(ca->timeouts, 3);
 	T_EQ(ca->retransmits, 2);
 	T_EQ(ca->tx_pkts, 9);
-	T_CHECK(h.now >= t0 + 3 * to);
+	T_ASSERT(h.now >= t0 + 3 * to);
 	check_flushes(a, id + 1);
 }
 
@@ -411,10 +411,10 @@ static void test_comm_est(void)
 	EH_CQE(e, IBV_WC_SUCCESS, IBV_WC_SEND, 50);
 	e = eh_wait(&h, &scq, 5);
 	EH_CQE(e, IBV_WC_SUCCESS, IBV_WC_SEND, 51);
-	T_CHECK(eh_event(&h, &ev));
+	T_ASSERT(eh_event(&h, &ev));
 	T_EQ(ev.event_type, IBV_EVENT_COMM_EST);
 	T_EQ(ev.user_handle, (uintptr_t)&b);
-	T_CHECK(!eh_event(&h, &ev));
+	T_ASSERT(!eh_event(&h, &ev));
 	eh_wait(&h, &rcq, 1);
 	eh_wait(&h, &rcq, 1);
 }
@@ -439,5 +439,5 @@ int main(void)
 	test_comm_est();
 	eh_settle(&h);
 	eh_fini(&h);
-	return T_PASS;
+	return T_EXIT_PASS;
 }

@@ -30,7 +30,7 @@ static void same(const void *x, const void *y, size_t n, const char *what)
 {
 	if (memcmp(x, y, n)) {
 		fprintf(stderr, "%s: data differs\n", what);
-		exit(T_FAIL);
+		exit(T_EXIT_FAIL);
 	}
 }
 
@@ -307,8 +307,8 @@ static void test_fence(void)
 	eh_run(&h, 1);
 	/* The READ's responses take several passes; the fence holds. */
 	T_EQ(tp_swqe(tp, base)->state, SWQE_SENT);
-	T_CHECK(tp_swqe(tp, base)->rd_done > 0);
-	T_CHECK(tp_swqe(tp, base)->rd_done < 512 * 1024);
+	T_ASSERT(tp_swqe(tp, base)->rd_done > 0);
+	T_ASSERT(tp_swqe(tp, base)->rd_done < 512 * 1024);
 	T_EQ(tp->rd_atomic, 1);
 	T_EQ(tp_swqe(tp, base + 1)->state, SWQE_POSTED);
 	for (int i = 50; i <= 51; i++) {
@@ -484,5 +484,5 @@ int main(void)
 	T_EQ(eh_state(&a), IBV_QPS_RTS);
 	T_EQ(eh_state(&b), IBV_QPS_RTS);
 	eh_fini(&h);
-	return T_PASS;
+	return T_EXIT_PASS;
 }

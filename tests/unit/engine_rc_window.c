@@ -126,5 +126,5 @@ int main(void)
 	T_EQ(tp->ssthresh, (W + 2) / 2);
 	eh_fini(&h);
 	printf("PASS engine_rc_window\n");
-	return T_PASS;
+	return T_EXIT_PASS;
 }

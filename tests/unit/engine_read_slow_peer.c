@@ -90,7 +90,7 @@ int main(void)
 	srd_net_cfg.udp = true;
 	srd_net_cfg.udp_port = 0;
 	eh_init(&h);
-	T_CHECK(h.t.d.engine->wire && h.t.d.engine->wire->udp);
+	T_ASSERT(h.t.d.engine->wire && h.t.d.engine->wire->udp);
 	inet_pton(AF_INET, PEER, raw + 12);
 	memcpy(peer.raw, raw, 16);
 	eh_cq(&h, 64, &cq);
@@ -121,7 +121,7 @@ int main(void)
 	EH_CQE(e, IBV_WC_SUCCESS, IBV_WC_RDMA_READ, 100);
 	respond(first_psn + 2, 0xee);
 	eh_run(&h, 4);
-	T_CHECK(cnt->tx_pkts > NREADS); /* asked again from READ 1 */
+	T_ASSERT(cnt->tx_pkts > NREADS); /* asked again from READ 1 */
 
 	/* The responder works through its queue: READs 3..15 of the first
 	 * round, 0.8 timeouts apart, 10 timeouts in all. */
@@ -164,5 +164,5 @@ int main(void)
 	}
 	eh_fini(&h);
 	printf("PASS engine_read_slow_peer\n");
-	return T_PASS;
+	return T_EXIT_PASS;
 }

@@ -62,8 +62,8 @@ int main(void)
 	eh_qp(&h, h.pd, IBV_QPT_UC, &scq, &rcq, NULL, NULL, false, &a);
 	eh_qp(&h, h.pd, IBV_QPT_UC, &scq, &rcq, NULL, NULL, false, &b);
 	eh_connect_pair(&h, &a, &b, NULL);
-	T_CHECK(tp_route_local(a.qp->tp));
-	T_CHECK(tp_route_local(b.qp->tp));
+	T_ASSERT(tp_route_local(a.qp->tp));
+	T_ASSERT(tp_route_local(b.qp->tp));
 
 	/* b's SQ stops: READ is no UC operation. */
 	w = wqe(1, IBV_WR_RDMA_READ);
@@ -74,19 +74,19 @@ int main(void)
 
 	/* The address of GID 0, where both QPs send, goes away. */
 	n = gids_now(&dev->port, all);
-	T_CHECK(n >= 1);
+	T_ASSERT(n >= 1);
 	for (unsigned int i = 0; i < n; i++)
 		if (memcmp(all[i].raw, dev->port.gid[0].raw, 16))
 			rest[m++] = all[i];
-	T_CHECK(device_set_gids(&h.t.d, dev, rest, m, false));
-	T_CHECK(!tp_route_local(a.qp->tp));
+	T_ASSERT(device_set_gids(&h.t.d, dev, rest, m, false));
+	T_ASSERT(!tp_route_local(a.qp->tp));
 	T_EQ(eh_modify(&h, &b, &at, IBV_QP_STATE), 0);
-	T_CHECK(!tp_route_local(b.qp->tp));
+	T_ASSERT(!tp_route_local(b.qp->tp));
 
 	/* Back: local again, and a SEND arrives. */
-	T_CHECK(device_set_gids(&h.t.d, dev, all, n, false));
-	T_CHECK(tp_route_local(a.qp->tp));
-	T_CHECK(tp_route_local(b.qp->tp));
+	T_ASSERT(device_set_gids(&h.t.d, dev, all, n, false));
+	T_ASSERT(tp_route_local(a.qp->tp));
+	T_ASSERT(tp_route_local(b.qp->tp));
 	memset(mb.p, 0, 256);
 	memset(ma.p, 0x5a, 256);
 	eh_post_recv(&b, 0x21, (struct srd_sge[]){ eh_sge(&mb, 0, 256) }, 1);
@@ -96,9 +96,9 @@ int main(void)
 	EH_CQE(e, IBV_WC_SUCCESS, IBV_WC_SEND, 2);
 	e = eh_wait(&h, &rcq, 5);
 	EH_CQE(e, IBV_WC_SUCCESS, IBV_WC_RECV, 0x21);
-	T_CHECK(!memcmp(mb.p, ma.p, 256));
+	T_ASSERT(!memcmp(mb.p, ma.p, 256));
 
 	eh_settle(&h);
 	eh_fini(&h);
-	return T_PASS;
+	return T_EXIT_PASS;
 }

@@ -65,7 +65,7 @@ static void test_uc(void)
 	T_EQ(e.byte_len, 3000);
 	T_EQ(e.imm_data, htobe32(7));
 	T_EQ(e.src_qp, a.qpn);
-	T_CHECK(!memcmp(mb.p, ma.p, 3000));
+	T_ASSERT(!memcmp(mb.p, ma.p, 3000));
 
 	/* WRITE and WRITE with immediate. */
 	w = wqe(2, IBV_WR_RDMA_WRITE, 1);
@@ -75,7 +75,7 @@ static void test_uc(void)
 		     NULL);
 	e = eh_wait(&h, &scq, 5);
 	EH_CQE(e, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE, 2);
-	T_CHECK(!memcmp(mb.p + 10000, ma.p + 100, 2500));
+	T_ASSERT(!memcmp(mb.p + 10000, ma.p + 100, 2500));
 	eh_post_recv(&b, 0x11, NULL, 0);
 	w.wr_id = 3;
 	w.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
@@ -121,8 +121,8 @@ static void test_uc(void)
 	e = eh_wait(&h, &rcq, 5);
 	EH_CQE(e, IBV_WC_SUCCESS, IBV_WC_RECV, 0x12);
 	T_EQ(e.byte_len, 1200);
-	T_CHECK(!memcmp(mb.p, ma.p + 5, 1200));
-	T_CHECK(cb->uc_drops >= 2);
+	T_ASSERT(!memcmp(mb.p, ma.p + 5, 1200));
+	T_ASSERT(cb->uc_drops >= 2);
 	T_EQ(eh_state(&a), IBV_QPS_RTS);
 	T_EQ(eh_state(&b), IBV_QPS_RTS);
 
@@ -223,7 +223,7 @@ static void test_ud(void)
 	T_EQ(g[35], 1);
 	T_EQ(g[36], 127);
 	T_EQ(g[39], 1);
-	T_CHECK(!memcmp(mb.p + 40, ma.p, 100));
+	T_ASSERT(!memcmp(mb.p + 40, ma.p, 100));
 	T_EQ(mb.p[140], 0xee);
 
 	/* Wrong Q_Key: dropped silently and counted. */
@@ -367,9 +367,9 @@ static void test_ud_ipv6(void)
 	T_EQ(mb.p[4] << 8 | mb.p[5], 40);
 	T_EQ(mb.p[6], 17);
 	T_EQ(mb.p[7], 9);
-	T_CHECK(!memcmp(mb.p + 8, port->gid[gi].raw, 16));
-	T_CHECK(!memcmp(mb.p + 24, port->gid[gi].raw, 16));
-	T_CHECK(!memcmp(mb.p + 40, ma.p, 7));
+	T_ASSERT(!memcmp(mb.p + 8, port->gid[gi].raw, 16));
+	T_ASSERT(!memcmp(mb.p + 24, port->gid[gi].raw, 16));
+	T_ASSERT(!memcmp(mb.p + 40, ma.p, 7));
 }
 
 int main(void)
@@ -384,5 +384,5 @@ int main(void)
 	test_ud_ipv6();
 	eh_settle(&h);
 	eh_fini(&h);
-	return T_PASS;
+	return T_EXIT_PASS;
 }

@@ -55,19 +55,19 @@ int main(void)
 
 	memset(gid, 0x55, sizeof(gid));
 	srd_gid_from_v4(gid, src);
-	T_CHECK(srd_gid_is_v4mapped(gid));
+	T_ASSERT(srd_gid_is_v4mapped(gid));
 	for (int i = 0; i < 10; i++)
 		T_EQ(gid[i], 0);
 	T_EQ(gid[10], 0xff);
 	T_EQ(gid[11], 0xff);
-	T_CHECK(!memcmp(gid + 12, src, 4));
+	T_ASSERT(!memcmp(gid + 12, src, 4));
 	gid[11] = 0xfe;
-	T_CHECK(!srd_gid_is_v4mapped(gid));
+	T_ASSERT(!srd_gid_is_v4mapped(gid));
 	memset(gid, 0, sizeof(gid)); /* ::, not ::ffff:0.0.0.0 */
-	T_CHECK(!srd_gid_is_v4mapped(gid));
+	T_ASSERT(!srd_gid_is_v4mapped(gid));
 	gid[0] = 0xfe; /* fe80::ffff:... is link-local IPv6 */
 	gid[10] = gid[11] = 0xff;
-	T_CHECK(!srd_gid_is_v4mapped(gid));
+	T_ASSERT(!srd_gid_is_v4mapped(gid));
 	printf("ok inet_hdr\n");
-	return T_PASS;
+	return T_EXIT_PASS;
 }

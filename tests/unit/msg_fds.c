@@ -31,7 +31,7 @@ static void raw_send(int fd, const void *buf, size_t len, const int *fds,
 		cm->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
 		memcpy(CMSG_DATA(cm), fds, sizeof(int) * nfds);
 	}
-	T_CHECK(sendmsg(fd, &m, 0) == (ssize_t)len);
+	T_ASSERT(sendmsg(fd, &m, 0) == (ssize_t)len);
 }
 
 int main(void)
@@ -41,8 +41,8 @@ int main(void)
 	struct srd_msg_hdr h = { .op = 7, .len = 5 };
 	int p[2], many[100];
 
-	T_CHECK(!socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv));
-	T_CHECK(!pipe(p));
+	T_ASSERT(!socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv));
+	T_ASSERT(!pipe(p));
 	base = t_self_fd_count();
 
 	/* A message with two fds arrives whole, fds close-on-exec. */
@@ -50,8 +50,8 @@ int main(void)
 	n = srd_msg_recv(sv[1], buf, sizeof(buf), fds, &nfds, SRD_MAX_FDS);
 	T_EQ(n, sizeof(h) + 5);
 	T_EQ(nfds, 2);
-	T_CHECK(!memcmp(buf + sizeof(h), "hello", 5));
-	T_CHECK(fcntl(fds[0], F_GETFD) & FD_CLOEXEC);
+	T_ASSERT(!memcmp(buf + sizeof(h), "hello", 5));
+	T_ASSERT(fcntl(fds[0], F_GETFD) & FD_CLOEXEC);
 	T_EQ(write(fds[1], "x", 1), 1);
 	T_EQ(read(p[0], buf, 1), 1);
 	srd_close_fds(fds, nfds);
@@ -109,5 +109,5 @@ int main(void)
 	/* End of file. */
 	close(sv[0]);
 	T_EQ(srd_msg_recv(sv[1], buf, sizeof(buf), fds, &nfds, SRD_MAX_FDS), 0);
-	return T_PASS;
+	return T_EXIT_PASS;
 }

@@ -64,7 +64,7 @@ static void traffic(struct eh *h)
 	eh_post_send(&a, &w, &s, NULL);
 	e = eh_wait(h, &ca, 1000);
 	T_EQ(e.status, IBV_WC_SUCCESS);
-	T_CHECK(!memcmp(m.p, m.p + WRITE_LEN, WRITE_LEN));
+	T_ASSERT(!memcmp(m.p, m.p + WRITE_LEN, WRITE_LEN));
 
 	r = eh_sge(&m, 2 * WRITE_LEN, 10000);
 	eh_post_recv(&b, 2, &r, 1);
@@ -81,7 +81,7 @@ static void traffic(struct eh *h)
 	s = eh_sge(&m, 3 * WRITE_LEN, 32768);
 	eh_post_send(&a, &w, &s, NULL);
 	T_EQ(eh_wait(h, &ca, 1000).status, IBV_WC_SUCCESS);
-	T_CHECK(!memcmp(m.p, m.p + 3 * WRITE_LEN, 32768));
+	T_ASSERT(!memcmp(m.p, m.p + 3 * WRITE_LEN, 32768));
 
 	w.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
 	w.wr_id = 5;
@@ -128,13 +128,13 @@ static void check_file(const char *path, struct tally *t)
 		struct srd_pkt pkt;
 
 		T_EQ(p.caplen, p.origlen);
-		T_CHECK(v4 || p.l3_proto == 0x86dd);
+		T_ASSERT(v4 || p.l3_proto == 0x86dd);
 		T_EQ(ip[v4 ? 9 : 6], 17);
 		if (v4)
 			T_EQ(srd_icrc_check_ipv4(ip, udp, udp_len), 0);
 		else
 			T_EQ(srd_icrc_check_ipv6(ip, udp, udp_len), 0);
-		T_CHECK(srd_pkt_hdr_read(&pkt, bth, udp_len - 12) > 0);
+		T_ASSERT(srd_pkt_hdr_read(&pkt, bth, udp_len - 12) > 0);
 		t->by_op[pkt.opcode]++;
 		if ((pkt.mask & OPF_WRITE) && t->nwrite < 128)
 			t->write_psn[t->nwrite++] = pkt.psn;
@@ -157,7 +157,7 @@ static void check_file(const char *path, struct tally *t)
 	T_EQ(t->by_op[ROCE_RC_FETCH_ADD], 1);
 	T_EQ(t->by_op[ROCE_RC_ATOMIC_ACKNOWLEDGE], 1);
 	T_EQ(t->by_op[ROCE_UD_SEND_ONLY], 1);
-	T_CHECK(t->by_op[ROCE_RC_ACKNOWLEDGE] >= 2);
+	T_ASSERT(t->by_op[ROCE_RC_ACKNOWLEDGE] >= 2);
 }
 
 /* tshark's verdict: every frame InfiniBand, none malformed or warned
@@ -177,7 +177,7 @@ static bool tshark_check(const char *path, const struct tally *t)
 		 "-e _ws.expert.severity 2>/dev/null",
 		 path, t->dport);
 	f = popen(cmd, "r");
-	T_CHECK(f);
+	T_ASSERT(f);
 	while (fgets(line, sizeof(line), f)) {
 		char num[32] = "", op[32] = "", mal[64] = "", sev[64] = "";
 		int n = sscanf(line,
@@ -248,8 +248,8 @@ static void run_live(const char *path)
 	     -EINVAL);
 	traffic(&h);
 	srd_net_fault_show(&h.t.d, show, sizeof(show));
-	T_CHECK(strstr(show, "rule 0: dup op=0x11 count=2: matched"));
-	T_CHECK(strstr(show, "injected 2\n"));
+	T_ASSERT(strstr(show, "rule 0: dup op=0x11 count=2: matched"));
+	T_ASSERT(strstr(show, "injected 2\n"));
 	srd_net_fault_clear(&h.t.d);
 	T_EQ(srd_net_fault_show(&h.t.d, show, sizeof(show)), 0);
 	T_EQ(srd_net_capture_stop(&h.t.d), 0);
@@ -264,12 +264,12 @@ int main(void)
 	char path[] = "/tmp/net_capture.XXXXXX";
 	int fd = mkstemp(path);
 
-	T_CHECK(fd >= 0);
+	T_ASSERT(fd >= 0);
 	close(fd);
 	run(false, path);
 	run(true, path);
 	run_live(path);
 	unlink(path);
 	printf("PASS net_capture\n");
-	return T_PASS;
+	return T_EXIT_PASS;
 }

@@ -38,7 +38,7 @@ static void parse_bad(const char *text, const char *why)
 	if (!strstr(err, why)) {
 		fprintf(stderr, "\"%s\": \"%s\" lacks \"%s\"\n", text, err,
 			why);
-		T_CHECK(0);
+		T_ASSERT(0);
 	}
 }
 
@@ -51,23 +51,24 @@ static void syntax(void)
 	T_EQ(r.dir, RX);
 	T_EQ(r.any_qpn, false);
 	T_EQ(r.qpn, 0x12);
-	T_CHECK(r.prob > 0.049 * 4294967295.0 && r.prob < 0.051 * 4294967295.0);
-	T_CHECK(r.any_dev && r.any_op);
+	T_ASSERT(r.prob > 0.049 * 4294967295.0 &&
+		 r.prob < 0.051 * 4294967295.0);
+	T_ASSERT(r.any_dev && r.any_op);
 
 	parse_ok("  delay us=1000 dev=softrdma0   # a comment", &r);
 	T_EQ(r.action, SRD_FAULT_DELAY);
 	T_EQ(r.dir, TX); /* the default */
 	T_EQ(r.hold_ns, 1000000);
-	T_CHECK(!r.any_dev && !strcmp(r.dev, "softrdma0"));
+	T_ASSERT(!r.any_dev && !strcmp(r.dev, "softrdma0"));
 	T_EQ(r.prob, UINT32_MAX);
 
 	parse_ok("corrupt count=3 op=write", &r);
 	T_EQ(r.action, SRD_FAULT_CORRUPT);
 	T_EQ(r.count, 3);
-	T_CHECK(!r.any_op);
-	T_CHECK(r.ops[0] & (1ull << ROCE_RC_WRITE_FIRST));
-	T_CHECK(r.ops[0] & (1ull << ROCE_UC_WRITE_ONLY_IMM));
-	T_CHECK(!(r.ops[0] & (1ull << ROCE_RC_SEND_ONLY)));
+	T_ASSERT(!r.any_op);
+	T_ASSERT(r.ops[0] & (1ull << ROCE_RC_WRITE_FIRST));
+	T_ASSERT(r.ops[0] & (1ull << ROCE_UC_WRITE_ONLY_IMM));
+	T_ASSERT(!(r.ops[0] & (1ull << ROCE_RC_SEND_ONLY)));
 
 	parse_ok("reorder n=3 us=50 every=2 skip=1 op=ack,0x64", &r);
 	T_EQ(r.action, SRD_FAULT_REORDER);
@@ -75,9 +76,9 @@ static void syntax(void)
 	T_EQ(r.hold_ns, 50000);
 	T_EQ(r.every, 2);
 	T_EQ(r.skip, 1);
-	T_CHECK(r.ops[0] & (1ull << ROCE_RC_ACKNOWLEDGE));
-	T_CHECK(r.ops[0] & (1ull << ROCE_RC_ATOMIC_ACKNOWLEDGE));
-	T_CHECK(r.ops[1] & (1ull << (ROCE_UD_SEND_ONLY - 64)));
+	T_ASSERT(r.ops[0] & (1ull << ROCE_RC_ACKNOWLEDGE));
+	T_ASSERT(r.ops[0] & (1ull << ROCE_RC_ATOMIC_ACKNOWLEDGE));
+	T_ASSERT(r.ops[1] & (1ull << (ROCE_UD_SEND_ONLY - 64)));
 
 	parse_ok("dup", &r);
 	T_EQ(r.action, SRD_FAULT_DUP);
@@ -127,14 +128,14 @@ static void selection(void)
 	T_EQ(judge(&f, RX, "a", 5, ROCE_RC_SEND_ONLY), 0);
 	T_EQ(judge(&f, RX, "z", 9, ROCE_RC_ACKNOWLEDGE), BIT(DUP));
 	T_EQ(judge(&f, TX, "z", 9, ROCE_RC_ACKNOWLEDGE), 0);
-	T_CHECK(srd_faults_may_match(&f, TX, "a"));
-	T_CHECK(!srd_faults_may_match(&f, TX, "b"));
-	T_CHECK(srd_faults_may_match(&f, RX, "b"));
+	T_ASSERT(srd_faults_may_match(&f, TX, "a"));
+	T_ASSERT(!srd_faults_may_match(&f, TX, "b"));
+	T_ASSERT(srd_faults_may_match(&f, RX, "b"));
 	T_EQ(f.rule[0].matched, 1);
 	T_EQ(f.rule[0].injected, 1);
 	/* A bad list adds nothing. */
 	T_EQ(srd_faults_add(&f, "drop;oops", err, sizeof(err)), -EINVAL);
-	T_CHECK(strstr(err, "rule 2"));
+	T_ASSERT(strstr(err, "rule 2"));
 	T_EQ(f.n, 2);
 	srd_faults_fini(&f);
 
@@ -161,7 +162,7 @@ static void selection(void)
 		struct srd_fault_verdict v;
 
 		srd_faults_judge(&f, TX, "a", 1, 0, &v);
-		T_CHECK(v.actions & BIT(REORDER));
+		T_ASSERT(v.actions & BIT(REORDER));
 		T_EQ(v.overtake, 2);
 		if (v.actions & BIT(DELAY)) {
 			T_EQ(v.hold_ns, 9000); /* the longer hold wins */
@@ -169,7 +170,7 @@ static void selection(void)
 		}
 	}
 	/* 25 % of 100000: 25000, sd 137. */
-	T_CHECK(n > 24000 && n < 26000);
+	T_ASSERT(n > 24000 && n < 26000);
 	T_EQ(f.injected[SRD_FAULT_DELAY], n);
 	srd_faults_fini(&f);
 }
@@ -178,9 +179,9 @@ static void write_file(const char *path, const char *text)
 {
 	FILE *f = fopen(path, "w");
 
-	T_CHECK(f);
+	T_ASSERT(f);
 	fputs(text, f);
-	T_CHECK(!fclose(f));
+	T_ASSERT(!fclose(f));
 }
 
 static void files(const char *path)
@@ -202,8 +203,8 @@ static void files(const char *path)
 	write_file(path, "");
 	T_EQ(srd_faults_load_file(&f, path, err, sizeof(err)), 0);
 	T_EQ(f.n, 1);
-	T_CHECK(srd_faults_load_file(&f, "/nonexistent/x", err, sizeof(err)) ==
-		-ENOENT);
+	T_ASSERT(srd_faults_load_file(&f, "/nonexistent/x", err, sizeof(err)) ==
+		 -ENOENT);
 	srd_faults_fini(&f);
 }
 
@@ -227,7 +228,7 @@ static void wait_log(const char *log, const char *text, int count)
 	}
 	fprintf(stderr, "log %s never said \"%s\" %d times\n", log, text,
 		count);
-	exit(T_FAIL);
+	exit(T_EXIT_FAIL);
 }
 
 static void sighup(const char *rules)
@@ -238,16 +239,16 @@ static void sighup(const char *rules)
 	struct t_daemon td;
 	int fd = mkstemp(log);
 
-	T_CHECK(fd >= 0);
+	T_ASSERT(fd >= 0);
 	close(fd);
 	write_file(rules, "dup prob=0.5\n");
 	t_daemon_start(&td, extra);
 	wait_log(log, "faults: 2 rules", 1);
 	write_file(rules, "dup prob=0.5\nreorder\ndelay us=10\n");
-	T_CHECK(!kill(td.pid, SIGHUP));
+	T_ASSERT(!kill(td.pid, SIGHUP));
 	wait_log(log, "faults: 4 rules", 1);
 	write_file(rules, "dup prob=7\n");
-	T_CHECK(!kill(td.pid, SIGHUP));
+	T_ASSERT(!kill(td.pid, SIGHUP));
 	wait_log(log, "rules unchanged", 1);
 	T_EQ(t_daemon_stop(&td), 0);
 	unlink(log);
@@ -258,7 +259,7 @@ int main(void)
 	char path[] = "/tmp/net_fault_rules.XXXXXX";
 	int fd = mkstemp(path);
 
-	T_CHECK(fd >= 0);
+	T_ASSERT(fd >= 0);
 	close(fd);
 	syntax();
 	selection();
@@ -266,5 +267,5 @@ int main(void)
 	sighup(path);
 	unlink(path);
 	printf("PASS net_fault_rules\n");
-	return T_PASS;
+	return T_EXIT_PASS;
 }

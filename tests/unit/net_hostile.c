@@ -72,7 +72,7 @@ static void v4mapped(const char *a, uint8_t raw[16])
 {
 	memset(raw, 0, 16);
 	raw[10] = raw[11] = 0xff;
-	T_CHECK(inet_pton(AF_INET, a, raw + 12) == 1);
+	T_ASSERT(inet_pton(AF_INET, a, raw + 12) == 1);
 }
 
 static void meta(struct srd_udp_meta *m)
@@ -105,8 +105,9 @@ static void build(struct raw *r, const struct srd_pkt *p, uint8_t fill)
 
 	meta(&r->m);
 	hl = srd_pkt_hdr_write(p, r->data, sizeof(r->data));
-	T_CHECK(hl > 0);
-	T_CHECK(hl + p->paylen + srd_pkt_pad(p->paylen) + 4 <= sizeof(r->data));
+	T_ASSERT(hl > 0);
+	T_ASSERT(hl + p->paylen + srd_pkt_pad(p->paylen) + 4 <=
+		 sizeof(r->data));
 	memset(r->data + hl, fill, p->paylen + srd_pkt_pad(p->paylen));
 	r->len = (size_t)hl + p->paylen + srd_pkt_pad(p->paylen) + 4;
 	seal(r);
@@ -148,7 +149,7 @@ static void check_mr(const char *when)
 {
 	if (memcmp(mr.p, shadow, MR_LEN)) {
 		fprintf(stderr, "FAIL: the MR changed: %s\n", when);
-		exit(T_FAIL);
+		exit(T_EXIT_FAIL);
 	}
 }
 
@@ -164,7 +165,7 @@ static const struct srd_tp_counters *qpc(struct eh_qp *q)
 {
 	const struct srd_tp_counters *c = engine_qp_counters(q->qp);
 
-	T_CHECK(c);
+	T_ASSERT(c);
 	return c;
 }
 
@@ -191,10 +192,10 @@ static void setup(const char *pcap_out)
 	srd_net_cfg.pcap = pcap_out;
 	eh_init(&h);
 	w = h.t.d.engine->wire;
-	T_CHECK(w && w->udp);
+	T_ASSERT(w && w->udp);
 	dev = h.t.c->dev;
 	v4mapped(SERVER, raw);
-	T_CHECK(dev->port.gid_count < SRD_MAX_GIDS);
+	T_ASSERT(dev->port.gid_count < SRD_MAX_GIDS);
 	gid_index = (uint8_t)dev->port.gid_count++;
 	memcpy(dev->port.gid[gid_index].raw, raw, 16);
 	dev->port.gid_valid[gid_index] = true;
@@ -241,7 +242,7 @@ static void load_responses(const char *path)
 	struct srd_pcap_pkt p;
 	uint8_t client[4];
 
-	T_CHECK(inet_pton(AF_INET, CLIENT, client) == 1);
+	T_ASSERT(inet_pton(AF_INET, CLIENT, client) == 1);
 	T_EQ(srd_pcap_open(&r, path), 0);
 	while (srd_pcap_next(&r, &p) == 1 && nresps < 4096) {
 		const uint8_t *ip = p.data + p.l3_off, *udp;
@@ -354,9 +355,9 @@ static void garbage(void)
 	       (unsigned long long)(c1.rx_unknown_qp - c0.rx_unknown_qp),
 	       (unsigned long long)(c1.rx_drops - c0.rx_drops));
 	T_EQ(dropped, GARBAGE);
-	T_CHECK(c1.rx_icrc_errors - c0.rx_icrc_errors >= GARBAGE / 3);
-	T_CHECK(c1.rx_unknown_qp - c0.rx_unknown_qp >= GARBAGE / 10);
-	T_CHECK(c1.rx_malformed - c0.rx_malformed >= GARBAGE / 10);
+	T_ASSERT(c1.rx_icrc_errors - c0.rx_icrc_errors >= GARBAGE / 3);
+	T_ASSERT(c1.rx_unknown_qp - c0.rx_unknown_qp >= GARBAGE / 10);
+	T_ASSERT(c1.rx_malformed - c0.rx_malformed >= GARBAGE / 10);
 	check_mr("garbage");
 	eh_none(&cq);
 	T_EQ(eh_state(&rc), IBV_QPS_RTS);
@@ -382,7 +383,7 @@ static void malformed(void)
 	T_EQ((c1.rx_malformed - c0.rx_malformed) +
 		     (c1.rx_icrc_errors - c0.rx_icrc_errors),
 	     sizeof(cut) / sizeof(cut[0]));
-	T_CHECK(c1.rx_malformed - c0.rx_malformed >= 5);
+	T_ASSERT(c1.rx_malformed - c0.rx_malformed >= 5);
 
 	/* A bad BTH transport version. */
 	c0 = counters();
@@ -500,7 +501,7 @@ static void ud_cases(void)
 	write_pkt(&r, ud.qpn, 1, (uintptr_t)mr.p, mr.lkey, 64, 0x82);
 	rx(&r);
 	c1 = counters();
-	T_CHECK(c1.rx_drops + qpc(&ud)->rx_drops > c0.rx_drops);
+	T_ASSERT(c1.rx_drops + qpc(&ud)->rx_drops > c0.rx_drops);
 	eh_none(&cq);
 	check_mr("RC opcode to UD");
 
@@ -591,7 +592,7 @@ static void forged(void)
 	T_EQ(eh_state(&rc5), IBV_QPS_ERR);
 	/* The responder's error is the application's to hear about. */
 	while (eh_poll(&cq, &e))
-		T_CHECK(e.status != IBV_WC_SUCCESS);
+		T_ASSERT(e.status != IBV_WC_SUCCESS);
 }
 
 int main(void)
@@ -601,7 +602,7 @@ int main(void)
 	int fd;
 
 	fd = mkstemp(out);
-	T_CHECK(fd >= 0);
+	T_ASSERT(fd >= 0);
 	close(fd);
 	setup(out);
 
@@ -624,8 +625,8 @@ int main(void)
 	unlink(out);
 	printf("# %d responses captured\n", nresps);
 	/* Each WRITE that landed was acknowledged. */
-	T_CHECK(acked(CLIENT_QPN, PSN0));
-	T_CHECK(acked(CLIENT_QPN, psn_forged - 1));
+	T_ASSERT(acked(CLIENT_QPN, PSN0));
+	T_ASSERT(acked(CLIENT_QPN, psn_forged - 1));
 	/* One sequence error NAK, at the expected PSN. */
 	T_EQ(naks(CLIENT_QPN, ROCE_AETH_NAK | ROCE_NAK_PSN_SEQ, UINT32_MAX), 1);
 	T_EQ(naks(CLIENT_QPN, ROCE_AETH_NAK | ROCE_NAK_INVALID_REQ, UINT32_MAX),
@@ -638,5 +639,5 @@ int main(void)
 	     1);
 	T_EQ(naks(CLIENT_QPN5, ROCE_AETH_NAK | ROCE_NAK_REM_ACCESS, PSN0), 1);
 	printf("PASS net_hostile\n");
-	return T_PASS;
+	return T_EXIT_PASS;
 }

@@ -188,7 +188,7 @@ static void roundtrip_all(void)
 			hl = srd_pkt_hdr_read(&q, buf, len - 4);
 			T_EQ(hl, srd_pkt_hdr_len(&p));
 			compare(&p, &q);
-			T_CHECK(!memcmp(buf + hl, pay, p.paylen));
+			T_ASSERT(!memcmp(buf + hl, pay, p.paylen));
 			/* The pad is zero (IBTA 9.2.3) */
 			for (unsigned int i = 0; i < srd_pkt_pad(p.paylen); i++)
 				T_EQ(buf[hl + p.paylen + i], 0);
@@ -198,13 +198,13 @@ static void roundtrip_all(void)
 				bit = rnd() % (len * 8ull);
 			while (bit / 8 == 4);
 			buf[bit / 8] ^= 1u << (bit % 8);
-			T_CHECK(wire_check_icrc(&m, true, buf, len) != 0);
-			T_CHECK(full_check(&m, buf, len) != 0);
+			T_ASSERT(wire_check_icrc(&m, true, buf, len) != 0);
+			T_ASSERT(full_check(&m, buf, len) != 0);
 		}
 	}
 	/* 11 RC requests, 6 RC responses, 2 RC SEND with invalidate, 12 UC
 	 * and 2 UD opcodes. */
-	T_CHECK(ops >= 30);
+	T_ASSERT(ops >= 30);
 }
 
 /* A WRITE train of 5 packets (FIRST + 4 MIDDLE) taken apart. */
@@ -237,7 +237,7 @@ static void trains(void)
 		T_EQ(p.paylen, 1024);
 		dma_init_buf(&dst, got, sizeof(got));
 		T_EQ(dma_copy(NULL, &dst, &p.pay, 1024), 0);
-		T_CHECK(!memcmp(got, pay + i * 1024, 1024));
+		T_ASSERT(!memcmp(got, pay + i * 1024, 1024));
 	}
 	srd_pkt_init(&t, ROCE_RC_READ_RESPONSE_FIRST);
 	t.npkts = 3;
@@ -257,5 +257,5 @@ int main(void)
 	roundtrip_all();
 	trains();
 	printf("PASS net_pkt_roundtrip\n");
-	return T_PASS;
+	return T_EXIT_PASS;
 }

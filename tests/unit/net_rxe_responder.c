@@ -72,8 +72,8 @@ static int load(const char *path, struct cpkt *out)
 		ihl = (ip[0] & 15) * 4u;
 		udp = ip + ihl;
 		len = ((size_t)udp[4] << 8 | udp[5]) - 8;
-		T_CHECK(n < MAX_PKTS && len <= sizeof(c->data));
-		T_CHECK(p.l3_off + ihl + 8 + len <= p.caplen);
+		T_ASSERT(n < MAX_PKTS && len <= sizeof(c->data));
+		T_ASSERT(p.l3_off + ihl + 8 + len <= p.caplen);
 		memset(c, 0, sizeof(*c));
 		memcpy(c->data, udp + 8, len);
 		c->len = len;
@@ -147,11 +147,11 @@ static void setup(struct run *r, const char *pcap_out)
 	srd_net_cfg.udp_port = 0;
 	srd_net_cfg.pcap = pcap_out;
 	eh_init(&r->h);
-	T_CHECK(r->h.t.d.engine->wire && r->h.t.d.engine->wire->udp);
+	T_ASSERT(r->h.t.d.engine->wire && r->h.t.d.engine->wire->udp);
 	/* The capture's server address becomes one of our GIDs. */
 	dev = r->h.t.c->dev;
 	inet_pton(AF_INET, SERVER, raw + 12);
-	T_CHECK(dev->port.gid_count < SRD_MAX_GIDS);
+	T_ASSERT(dev->port.gid_count < SRD_MAX_GIDS);
 	r->gid_index = dev->port.gid_count++;
 	c.sgid_index = r->gid_index;
 	memcpy(dev->port.gid[r->gid_index].raw, raw, 16);
@@ -179,7 +179,7 @@ static void setup(struct run *r, const char *pcap_out)
 /* Where a request's remote address lands in our MR. */
 static uint64_t map_va(struct run *r, uint64_t va)
 {
-	T_CHECK(va >= r->va_base && va - r->va_base < MR_LEN - 8192);
+	T_ASSERT(va >= r->va_base && va - r->va_base < MR_LEN - 8192);
 	return (uintptr_t)r->mr.p + (va - r->va_base);
 }
 
@@ -242,7 +242,7 @@ static void compare(struct run *r, int nours)
 		if (cap[i].p.mask & OPF_ATMACK)
 			T_EQ(ours[j].p.atm_orig, cap[i].p.atm_orig);
 		if (cap[i].p.paylen)
-			T_CHECK(!memcmp(
+			T_ASSERT(!memcmp(
 				ours[j].data + srd_pkt_hdr_len(&ours[j].p),
 				cap[i].data + srd_pkt_hdr_len(&cap[i].p),
 				cap[i].p.paylen));
@@ -253,7 +253,7 @@ static void compare(struct run *r, int nours)
 	/* Nothing left over on either side. */
 	T_EQ(i, r->n);
 	T_EQ(j, nours);
-	T_CHECK(compared > 0);
+	T_ASSERT(compared > 0);
 	printf("# %s: %d responses match rxe's\n", r->file, compared);
 }
 
@@ -290,7 +290,7 @@ static void run_one(const char *file, int n)
 	}
 	r.va_base &= ~4095ull;
 	fd = mkstemp(out);
-	T_CHECK(fd >= 0);
+	T_ASSERT(fd >= 0);
 	close(fd);
 	setup(&r, out);
 	prefill(&r);
@@ -332,14 +332,14 @@ static void run_one(const char *file, int n)
 		eh_run(&r.h, 1);
 		/* The data landed where the request said. */
 		if (c->p.mask & OPF_WRITE) {
-			T_CHECK(!memcmp((void *)(uintptr_t)wr_va, c->data + hl,
-					c->p.paylen));
+			T_ASSERT(!memcmp((void *)(uintptr_t)wr_va, c->data + hl,
+					 c->p.paylen));
 			wr_va += c->p.paylen;
 		}
 		if (c->p.mask & OPF_SEND) {
-			T_CHECK(!memcmp(r.rbuf.p + (size_t)msgs * 4096 +
-						send_off,
-					c->data + hl, c->p.paylen));
+			T_ASSERT(!memcmp(r.rbuf.p + (size_t)msgs * 4096 +
+						 send_off,
+					 c->data + hl, c->p.paylen));
 			send_off += c->p.paylen;
 			if (c->p.mask & OPF_LAST) {
 				struct srd_cqe e = eh_wait(&r.h, &r.cq, 10);
@@ -396,5 +396,5 @@ int main(void)
 	run_file("read_lat.pcap");
 	run_file("atomic_lat.pcap");
 	printf("PASS net_rxe_responder\n");
-	return T_PASS;
+	return T_EXIT_PASS;
 }

@@ -41,8 +41,8 @@ static unsigned int ngot;
 static void rx(void *arg, const struct srd_udp_meta *m, uint8_t *buf,
 	       size_t len)
 {
-	T_CHECK(ngot < 64);
-	T_CHECK(len <= sizeof(got[0].buf));
+	T_ASSERT(ngot < 64);
+	T_ASSERT(len <= sizeof(got[0].buf));
 	got[ngot].m = *m;
 	memcpy(got[ngot].buf, buf, len);
 	got[ngot++].len = len;
@@ -116,7 +116,7 @@ static void round_v4(struct srd_udp *u, bool gro)
 	m.dst = m.src;
 	err = setsockopt(u->rx_fd, IPPROTO_UDP, UDP_GRO, &(int){ gro },
 			 sizeof(int));
-	T_CHECK(!gro || !err);
+	T_ASSERT(!gro || !err);
 	ngot = 0;
 	send_batch(u, &m, &c);
 	T_EQ(c.tx_drops, 0);
@@ -128,8 +128,8 @@ static void round_v4(struct srd_udp *u, bool gro)
 		T_EQ(got[i].buf[11], i); /* in order */
 		T_EQ(got[i].m.tclass, 0x28);
 		T_EQ(got[i].m.hop_limit, 9);
-		T_CHECK(!memcmp(&got[i].m.dst, &m.dst, 16));
-		T_CHECK(!memcmp(&got[i].m.src, &m.src, 16));
+		T_ASSERT(!memcmp(&got[i].m.dst, &m.dst, 16));
+		T_ASSERT(!memcmp(&got[i].m.src, &m.src, 16));
 		check_v4(u, &got[i], u->gso ? i : 0);
 	}
 	printf("# IPv4 %s GRO: %u packets, GSO %s, ids 0..%u\n",
@@ -196,7 +196,7 @@ static unsigned int check_capture(const char *path)
 		size_t ihl = v4 ? 20 : 40;
 		size_t udp_len = p.caplen - p.l3_off - ihl;
 
-		T_CHECK(v4 || p.l3_proto == 0x86dd);
+		T_ASSERT(v4 || p.l3_proto == 0x86dd);
 		/* UDP only, and not the frame sealed with a wrong ICRC. */
 		if (ip[v4 ? 9 : 6] != 17 || ip[ihl + 8 + 11] == 78)
 			continue;
@@ -218,18 +218,18 @@ int main(void)
 	int fd = mkstemp(path), err;
 	unsigned int n, rounds;
 
-	T_CHECK(fd >= 0);
+	T_ASSERT(fd >= 0);
 	close(fd);
 	err = srd_udp_open(&u, 0);
 	if (err) {
 		printf("SKIP: no UDP socket: %s\n", strerror(-err));
-		return T_SKIP;
+		return T_EXIT_SKIP;
 	}
 	printf("# port %u, family %s, GSO %d, GRO %d, source ports %u..\n",
 	       u.port, u.family == AF_INET6 ? "dual stack" : "IPv4", u.gso,
 	       u.gro, u.tx_port[0]);
 	for (unsigned int k = 0; k < SRD_UDP_POOL; k++)
-		T_CHECK(u.tx_port[k] >= 1024);
+		T_ASSERT(u.tx_port[k] >= 1024);
 	T_EQ(srd_capture_open(&cap, path), 0);
 	u.cap = &cap;
 	round_v4(&u, false);
@@ -240,8 +240,8 @@ int main(void)
 	srd_capture_close(&cap);
 	srd_udp_close(&u);
 	n = check_capture(path);
-	T_CHECK(n >= (NPKT + 1) * rounds);
+	T_ASSERT(n >= (NPKT + 1) * rounds);
 	unlink(path);
 	printf("PASS net_udp_loopback (%u packets captured)\n", n);
-	return T_PASS;
+	return T_EXIT_PASS;
 }

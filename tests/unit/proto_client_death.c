@@ -27,23 +27,23 @@ static void child(const char *name, int ready_fd, bool kill_self)
 
 	t_client_open(&c, name);
 	pd = t_alloc_pd(c.fd);
-	T_CHECK(pd > 0);
-	T_CHECK(t_reg_mr(c.fd, pd, 64 * 1024, IBV_ACCESS_LOCAL_WRITE, NULL,
-			 NULL) > 0);
+	T_ASSERT(pd > 0);
+	T_ASSERT(t_reg_mr(c.fd, pd, 64 * 1024, IBV_ACCESS_LOCAL_WRITE, NULL,
+			  NULL) > 0);
 	T_EQ(t_cmd(c.fd, SRD_CMD_CREATE_COMP_CHANNEL, NULL, 0, NULL, 0, &rep,
 		   sizeof(rep), NULL, &chfd, &n),
 	     0);
 	cq = t_create_cq(c.fd, 256, rep.handle, NULL, NULL);
-	T_CHECK(cq > 0);
+	T_ASSERT(cq > 0);
 	qp = t_create_qp(c.fd, pd, cq, SRD_NO_HANDLE, IBV_QPT_RC, NULL, NULL,
 			 NULL);
-	T_CHECK(qp > 0);
+	T_ASSERT(qp > 0);
 	srq.pd_handle = pd;
 	T_EQ(t_cmd(c.fd, SRD_CMD_CREATE_SRQ, &srq, sizeof(srq), NULL, 0, &rep,
 		   sizeof(rep), NULL, NULL, NULL),
 	     0);
-	T_CHECK(t_create_qp(c.fd, pd, cq, rep.handle, IBV_QPT_UD, NULL, NULL,
-			    NULL) > 0);
+	T_ASSERT(t_create_qp(c.fd, pd, cq, rep.handle, IBV_QPT_UD, NULL, NULL,
+			     NULL) > 0);
 	ah.pd_handle = pd;
 	ah.attr.is_global = 1;
 	ah.attr.port_num = 1;
@@ -65,9 +65,9 @@ static void cycle(const char *name, int i)
 	char ch;
 	pid_t pid;
 
-	T_CHECK(!pipe(p));
+	T_ASSERT(!pipe(p));
 	pid = fork();
-	T_CHECK(pid >= 0);
+	T_ASSERT(pid >= 0);
 	if (pid == 0) {
 		close(p[0]);
 		child(name, p[1], i % 2 == 0);
@@ -80,9 +80,9 @@ static void cycle(const char *name, int i)
 	close(p[0]);
 	T_EQ(waitpid(pid, &st, 0), pid);
 	if (i % 2 == 0)
-		T_CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+		T_ASSERT(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
 	else
-		T_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+		T_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 }
 
 int main(void)
@@ -105,13 +105,13 @@ int main(void)
 	maps1 = t_map_count(td.pid);
 	fprintf(stderr, "fds %d, rss %ld -> %ld pages, maps %d -> %d\n", fds0,
 		rss0, rss1, maps0, maps1);
-	T_CHECK(rss0 > 0 && rss1 > 0);
+	T_ASSERT(rss0 > 0 && rss1 > 0);
 #ifndef __SANITIZE_ADDRESS__
 	/* (ASan's quarantine keeps freed memory; its leak check at the
 	 * daemon's exit stands in.) */
-	T_CHECK(maps1 <= maps0 + 2); /* malloc may add an arena piece */
-	T_CHECK(rss1 - rss0 <= RSS_SLACK_PAGES);
+	T_ASSERT(maps1 <= maps0 + 2); /* malloc may add an arena piece */
+	T_ASSERT(rss1 - rss0 <= RSS_SLACK_PAGES);
 #endif
 	T_EQ(t_daemon_stop(&td), 0);
-	return T_PASS;
+	return T_EXIT_PASS;
 }

@@ -56,7 +56,7 @@ static void raw_send(int fd, const void *buf, size_t len, const int *fds,
 		cm->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
 		memcpy(CMSG_DATA(cm), fds, sizeof(int) * nfds);
 	}
-	T_CHECK(sendmsg(fd, &m, MSG_NOSIGNAL) == (ssize_t)len);
+	T_ASSERT(sendmsg(fd, &m, MSG_NOSIGNAL) == (ssize_t)len);
 }
 
 /* The reply to a raw message: its status, or 1 if the daemon hung up. */
@@ -67,7 +67,7 @@ static int raw_reply(int fd)
 	int fds[SRD_MAX_FDS], nfds, n;
 	struct srd_msg_hdr h;
 
-	T_CHECK(poll(&pfd, 1, 5000) == 1);
+	T_ASSERT(poll(&pfd, 1, 5000) == 1);
 	n = srd_msg_recv(fd, buf, sizeof(buf), fds, &nfds, SRD_MAX_FDS);
 	if (n <= 0)
 		return 1;
@@ -189,7 +189,7 @@ static void random_ops(int fd, int pipefds[2], int rounds)
 		h.len = len;
 		memcpy(buf, &h, sizeof(h));
 		raw_send(fd, buf, sizeof(h) + len, pipefds, rnd() % 3 == 0);
-		T_CHECK(raw_reply(fd) <= 0);
+		T_ASSERT(raw_reply(fd) <= 0);
 	}
 }
 
@@ -209,15 +209,15 @@ static void scribble(const char *name)
 	t_client_open(&c, name);
 	pd = t_alloc_pd(c.fd);
 	cq = t_create_cq(c.fd, 8, SRD_NO_HANDLE, &crep, &cfd);
-	T_CHECK(pd > 0 && cq > 0);
+	T_ASSERT(pd > 0 && cq > 0);
 	cmap = mmap(NULL, crep.map_len, PROT_READ | PROT_WRITE, MAP_SHARED, cfd,
 		    0);
-	T_CHECK(cmap != MAP_FAILED);
+	T_ASSERT(cmap != MAP_FAILED);
 	for (int round = 0; round < 2; round++) {
 		qp = t_create_qp(c.fd, pd, cq, SRD_NO_HANDLE,
 				 round ? IBV_QPT_RC : IBV_QPT_UD, NULL, &qrep,
 				 &qfd);
-		T_CHECK(qp > 0);
+		T_ASSERT(qp > 0);
 		if (round) {
 			/* Connected to itself, ready to send. */
 			a.qp_state = IBV_QPS_INIT;
@@ -265,7 +265,7 @@ static void scribble(const char *name)
 		}
 		qmap = mmap(NULL, qrep.map_len, PROT_READ | PROT_WRITE,
 			    MAP_SHARED, qfd, 0);
-		T_CHECK(qmap != MAP_FAILED);
+		T_ASSERT(qmap != MAP_FAILED);
 		for (int i = 0; i < 50; i++) {
 			rnd_fill(qmap, qrep.map_len);
 			rnd_fill(cmap, crep.map_len);
@@ -282,7 +282,7 @@ static void scribble(const char *name)
 			usleep(1000);
 		}
 		/* The daemon still answers. */
-		T_CHECK(t_alloc_pd(c.fd) > 0);
+		T_ASSERT(t_alloc_pd(c.fd) > 0);
 		munmap(qmap, qrep.map_len);
 		close(qfd);
 		T_EQ(t_destroy(c.fd, SRD_CMD_DESTROY_QP, qp), 0);
@@ -300,7 +300,7 @@ int main(void)
 	rnd_state = time(NULL) ^ ((uint64_t)getpid() << 32);
 	fprintf(stderr, "seed 0x%llx\n", (unsigned long long)rnd_state);
 	signal(SIGPIPE, SIG_IGN);
-	T_CHECK(!pipe(pipefds));
+	T_ASSERT(!pipe(pipefds));
 	t_daemon_start(&td, NULL);
 	base = t_fd_count_settled(td.pid);
 	fd = open_client(td.name);
@@ -309,7 +309,7 @@ int main(void)
 
 	framing(fd, pipefds);
 	t_expect_fds(td.pid, base + 2);
-	T_CHECK(t_alloc_pd(fd) > 0);
+	T_ASSERT(t_alloc_pd(fd) > 0);
 
 	/* Pure noise, on fresh connections (the first message of a
 	 * connection may be anything). */
@@ -318,10 +318,10 @@ int main(void)
 		int n = 1 + rnd() % sizeof(buf);
 		int c = t_connect(td.name);
 
-		T_CHECK(c >= 0);
+		T_ASSERT(c >= 0);
 		rnd_fill(buf, n);
 		raw_send(c, buf, n, pipefds, rnd() % 2);
-		T_CHECK(raw_reply(c) <= 1);
+		T_ASSERT(raw_reply(c) <= 1);
 		close(c);
 	}
 	random_ops(fd, pipefds, 3000);
@@ -333,8 +333,8 @@ int main(void)
 
 	/* Still serving, still the same daemon. */
 	fd = open_client(td.name);
-	T_CHECK(t_alloc_pd(fd) > 0);
+	T_ASSERT(t_alloc_pd(fd) > 0);
 	close(fd);
 	T_EQ(t_daemon_stop(&td), 0);
-	return T_PASS;
+	return T_EXIT_PASS;
 }

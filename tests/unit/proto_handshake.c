@@ -32,7 +32,7 @@ int main(void)
 
 	/* Nothing but HELLO before HELLO. */
 	fd = t_connect(td.name);
-	T_CHECK(fd >= 0);
+	T_ASSERT(fd >= 0);
 	T_EQ(t_cmd(fd, SRD_CMD_LIST_DEVICES, NULL, 0, NULL, 0, NULL, 0, NULL,
 		   NULL, NULL),
 	     -EPROTO);
@@ -67,12 +67,12 @@ int main(void)
 	     0);
 	T_EQ(list.r.count, 1);
 	T_EQ(len, sizeof(list.r) + sizeof(list.dev[0]));
-	T_CHECK(!strcmp(list.dev[0].name, "softrdma0"));
-	T_CHECK(!strcmp(list.dev[0].netdev, "lo"));
+	T_ASSERT(!strcmp(list.dev[0].name, "softrdma0"));
+	T_ASSERT(!strcmp(list.dev[0].netdev, "lo"));
 	T_EQ(list.dev[0].index, 0);
 	T_EQ(list.dev[0].node_type, IBV_NODE_CA);
 	T_EQ(list.dev[0].transport, IBV_TRANSPORT_IB);
-	T_CHECK(list.dev[0].node_guid != 0);
+	T_ASSERT(list.dev[0].node_guid != 0);
 
 	/* Open: a bad index, unknown trace flags, a trace fd missing. */
 	open_req.index = 5;
@@ -98,24 +98,24 @@ int main(void)
 	     -EINVAL);
 
 	/* [0] async pipe read end, empty and blocking. */
-	T_CHECK(!(fcntl(fds[0], F_GETFL) & O_NONBLOCK));
-	T_CHECK(fcntl(fds[0], F_SETFL, O_NONBLOCK) == 0);
+	T_ASSERT(!(fcntl(fds[0], F_GETFL) & O_NONBLOCK));
+	T_ASSERT(fcntl(fds[0], F_SETFL, O_NONBLOCK) == 0);
 	T_EQ(read(fds[0], &one, sizeof(one)), -1);
 	T_EQ(errno, EAGAIN);
 	/* [1] the doorbell eventfd accepts kicks. */
 	T_EQ(write(fds[1], &one, sizeof(one)), sizeof(one));
 	/* [2] the status page maps read-only only. */
-	T_CHECK(mmap(NULL, SRD_PAGE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
-		     fds[2], 0) == MAP_FAILED);
+	T_ASSERT(mmap(NULL, SRD_PAGE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
+		      fds[2], 0) == MAP_FAILED);
 	page = mmap(NULL, SRD_PAGE_SIZE, PROT_READ, MAP_SHARED, fds[2], 0);
-	T_CHECK(page != MAP_FAILED);
-	T_CHECK(mprotect(page, SRD_PAGE_SIZE, PROT_READ | PROT_WRITE) != 0);
-	T_CHECK(ftruncate(fds[2], 0) != 0);
+	T_ASSERT(page != MAP_FAILED);
+	T_ASSERT(mprotect(page, SRD_PAGE_SIZE, PROT_READ | PROT_WRITE) != 0);
+	T_ASSERT(ftruncate(fds[2], 0) != 0);
 	/* An idle daemon sleeps and says so. */
 	usleep(100000);
 	T_EQ(page->engine_sleeping, 1);
-	T_CHECK(page->sleeps > 0);
-	T_CHECK(t_alloc_pd(fd) >= 0);
+	T_ASSERT(page->sleeps > 0);
+	T_ASSERT(t_alloc_pd(fd) >= 0);
 	close(fd);
 
 	/* A trace fd is taken. */
@@ -129,5 +129,5 @@ int main(void)
 	close(fd);
 
 	T_EQ(t_daemon_stop(&td), 0);
-	return T_PASS;
+	return T_EXIT_PASS;
 }

@@ -113,7 +113,7 @@ static void masks(const struct qp_kind *k, uint32_t qp, enum ibv_qp_state from,
 		if (mod(qp, to, req & ~bit) != -EINVAL) {
 			fprintf(stderr, "%s %d->%d without 0x%x accepted\n",
 				k->name, from, to, bit);
-			exit(T_FAIL);
+			exit(T_EXIT_FAIL);
 		}
 		T_EQ(query_state(qp, NULL), from);
 	}
@@ -121,12 +121,12 @@ static void masks(const struct qp_kind *k, uint32_t qp, enum ibv_qp_state from,
 	if (mod(qp, to, req | bad) != -EINVAL) {
 		fprintf(stderr, "%s %d->%d with 0x%x accepted\n", k->name, from,
 			to, bad);
-		exit(T_FAIL);
+		exit(T_EXIT_FAIL);
 	}
 	if (mod(qp, to, req | opt)) {
 		fprintf(stderr, "%s %d->%d with optional 0x%x refused\n",
 			k->name, from, to, opt);
-		exit(T_FAIL);
+		exit(T_EXIT_FAIL);
 	}
 	go(k, qp, from);
 	T_EQ(mod(qp, to, req), 0);
@@ -164,7 +164,7 @@ static void rc_values(const struct qp_kind *k, uint32_t qp)
 		if (r_ != -EINVAL) {                                      \
 			fprintf(stderr, "%s RTR with %s = %lld: %d\n",    \
 				k->name, #field, (long long)(val), r_);   \
-			exit(T_FAIL);                                     \
+			exit(T_EXIT_FAIL);                                \
 		}                                                         \
 	} while (0)
 	RTR_BAD(path_mtu, 6);
@@ -200,7 +200,7 @@ static void rc_values(const struct qp_kind *k, uint32_t qp)
 		if (r_ != -EINVAL) {                                      \
 			fprintf(stderr, "%s RTS with %s = %lld: %d\n",    \
 				k->name, #field, (long long)(val), r_);   \
-			exit(T_FAIL);                                     \
+			exit(T_EXIT_FAIL);                                \
 		}                                                         \
 	} while (0)
 	if (k->type == IBV_QPT_RC) {
@@ -318,14 +318,14 @@ int main(void)
 	fd = c.fd;
 	pd = t_alloc_pd(fd);
 	cq = t_create_cq(fd, 16, SRD_NO_HANDLE, NULL, NULL);
-	T_CHECK(pd > 0 && cq > 0);
+	T_ASSERT(pd > 0 && cq > 0);
 
 	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
 		const struct qp_kind *k = &kinds[i];
 		int64_t qp = t_create_qp(fd, pd, cq, SRD_NO_HANDLE, k->type,
 					 NULL, NULL, NULL);
 
-		T_CHECK(qp > 0);
+		T_ASSERT(qp > 0);
 		T_EQ(query_state(qp, NULL), IBV_QPS_RESET);
 		masks(k, qp, IBV_QPS_RESET, IBV_QPS_INIT, k->init, k->bad_init,
 		      0);
@@ -341,5 +341,5 @@ int main(void)
 
 	t_client_close(&c);
 	T_EQ(t_daemon_stop(&td), 0);
-	return T_PASS;
+	return T_EXIT_PASS;
 }

@@ -26,10 +26,10 @@ static int sealed_memfd(size_t len, bool seal)
 {
 	int fd = memfd_create("t", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 
-	T_CHECK(fd >= 0);
-	T_CHECK(!ftruncate(fd, len));
+	T_ASSERT(fd >= 0);
+	T_ASSERT(!ftruncate(fd, len));
 	if (seal)
-		T_CHECK(!fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK));
+		T_ASSERT(!fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK));
 	return fd;
 }
 
@@ -53,7 +53,7 @@ static void mr_tests(int fd, uint32_t pd)
 	uint8_t *map;
 
 	map = mmap(NULL, 4 * PG, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
-	T_CHECK(map != MAP_FAILED);
+	T_ASSERT(map != MAP_FAILED);
 	base.r.pd_handle = pd;
 	base.r.access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
 	base.r.addr = (uintptr_t)map + 100;
@@ -71,7 +71,7 @@ static void mr_tests(int fd, uint32_t pd)
 	T_EQ(rep.lkey >> 8, rep.handle);
 	/* A second MR on the same pages gets another key. */
 	T_EQ(reg(fd, &q, 1, &mfd, 1, &rep2), 0);
-	T_CHECK(rep2.lkey != rep.lkey);
+	T_ASSERT(rep2.lkey != rep.lkey);
 	T_EQ(t_destroy(fd, SRD_CMD_DEREG_MR, rep2.handle), 0);
 	T_EQ(t_destroy(fd, SRD_CMD_DEREG_MR, rep2.handle), -EINVAL);
 
@@ -110,7 +110,7 @@ static void mr_tests(int fd, uint32_t pd)
 	T_EQ(reg(fd, &q, 1, NULL, 0, &rep2), -EINVAL); /* fd missing */
 	T_EQ(reg(fd, &q, 1, (int[]){ mfd, mfd }, 2, &rep2), -EINVAL);
 	T_EQ(reg(fd, &q, 1, &unsealed, 1, &rep2), -EINVAL);
-	T_CHECK(!pipe(p));
+	T_ASSERT(!pipe(p));
 	T_EQ(reg(fd, &q, 1, &p[0], 1, &rep2), -EINVAL);
 	q.p[0].fd_offset = PG; /* beyond the memfd's end */
 	T_EQ(reg(fd, &q, 1, &mfd, 1, &rep2), -EINVAL);
@@ -196,19 +196,19 @@ static void cq_tests(int fd)
 	T_EQ(t_create_cq(fd, 32768, SRD_NO_HANDLE, NULL, NULL), -EINVAL);
 	T_EQ(t_create_cq(fd, 1, 777, NULL, NULL), -EINVAL);
 	cq = t_create_cq(fd, 32767, SRD_NO_HANDLE, &rep, NULL);
-	T_CHECK(cq > 0);
+	T_ASSERT(cq > 0);
 	T_EQ(rep.cqe, 32767);
 	T_EQ(t_destroy(fd, SRD_CMD_DESTROY_CQ, cq), 0);
 
 	cq = t_create_cq(fd, 100, SRD_NO_HANDLE, &rep, &memfd);
-	T_CHECK(cq > 0);
+	T_ASSERT(cq > 0);
 	T_EQ(rep.log_entries, 7);
 	T_EQ(rep.cqe, 127);
 	T_EQ(rep.ring_offset, SRD_RING_CTL_BYTES);
 	T_EQ(rep.map_len, SRD_RING_CTL_BYTES + 128 * 64);
-	T_CHECK(!fstat(memfd, &st));
+	T_ASSERT(!fstat(memfd, &st));
 	T_EQ(st.st_size, rep.map_len);
-	T_CHECK(ftruncate(memfd, 64) != 0); /* sealed */
+	T_ASSERT(ftruncate(memfd, 64) != 0); /* sealed */
 	close(memfd);
 
 	/* Resize: the client's cons must make sense. */
@@ -241,7 +241,7 @@ static void cq_tests(int fd)
 	     0);
 	T_EQ(n, 1);
 	cq = t_create_cq(fd, 10, ch.handle, NULL, NULL);
-	T_CHECK(cq > 0);
+	T_ASSERT(cq > 0);
 	T_EQ(t_destroy(fd, SRD_CMD_DESTROY_COMP_CHANNEL, ch.handle), -EBUSY);
 	T_EQ(t_destroy(fd, SRD_CMD_DESTROY_CQ, cq), 0);
 	T_EQ(t_destroy(fd, SRD_CMD_DESTROY_COMP_CHANNEL, ch.handle), 0);
@@ -266,21 +266,21 @@ static void qp_srq_ah_tests(int fd, uint32_t pd)
 	int memfd, n;
 
 	cq = t_create_cq(fd, 64, SRD_NO_HANDLE, NULL, NULL);
-	T_CHECK(cq > 0);
+	T_ASSERT(cq > 0);
 	qp = t_create_qp(fd, pd, cq, SRD_NO_HANDLE, IBV_QPT_RC, &cap, &rep,
 			 &memfd);
-	T_CHECK(qp >= 0x11);
+	T_ASSERT(qp >= 0x11);
 	T_EQ(rep.qp_num, qp);
 	T_EQ(rep.sq_entries, 16);
 	T_EQ(rep.rq_entries, 32);
-	T_CHECK(rep.cap.max_send_wr >= 10 && rep.cap.max_recv_wr >= 20);
-	T_CHECK(rep.cap.max_send_sge >= 3 && rep.cap.max_recv_sge >= 2);
-	T_CHECK(rep.cap.max_inline_data >= 100);
-	T_CHECK(rep.cap.max_inline_data <= 512);
-	T_CHECK(rep.sq_slot_size >= 64 + 100);
-	T_CHECK(rep.sq_offset >= SRD_RING_CTL_BYTES);
-	T_CHECK(rep.rq_offset >= rep.sq_offset + 16 * rep.sq_slot_size);
-	T_CHECK(rep.map_len >= rep.rq_offset + 32 * rep.rq_slot_size);
+	T_ASSERT(rep.cap.max_send_wr >= 10 && rep.cap.max_recv_wr >= 20);
+	T_ASSERT(rep.cap.max_send_sge >= 3 && rep.cap.max_recv_sge >= 2);
+	T_ASSERT(rep.cap.max_inline_data >= 100);
+	T_ASSERT(rep.cap.max_inline_data <= 512);
+	T_ASSERT(rep.sq_slot_size >= 64 + 100);
+	T_ASSERT(rep.sq_offset >= SRD_RING_CTL_BYTES);
+	T_ASSERT(rep.rq_offset >= rep.sq_offset + 16 * rep.sq_slot_size);
+	T_ASSERT(rep.map_len >= rep.rq_offset + 32 * rep.rq_slot_size);
 	close(memfd);
 	T_EQ(t_destroy(fd, SRD_CMD_DESTROY_CQ, cq), -EBUSY);
 
@@ -350,7 +350,7 @@ static void qp_srq_ah_tests(int fd, uint32_t pd)
 	close(memfd);
 	srq = srep.handle;
 	T_EQ(srep.entries, 128);
-	T_CHECK(srep.max_wr >= 100 && srep.max_sge >= 4);
+	T_ASSERT(srep.max_wr >= 100 && srep.max_sge >= 4);
 	T_EQ(srep.map_len, SRD_RING_CTL_BYTES + 128 * srep.slot_size);
 	msrq.handle = srq;
 	msrq.attr_mask = IBV_SRQ_LIMIT;
@@ -378,7 +378,7 @@ static void qp_srq_ah_tests(int fd, uint32_t pd)
 	cap.max_recv_wr = 1 << 30;
 	cap.max_recv_sge = 1000;
 	qp2 = t_create_qp(fd, pd, cq, srq, IBV_QPT_UD, &cap, &rep, NULL);
-	T_CHECK(qp2 >= 0x11 && qp2 != qp); /* QPNs are drawn at random */
+	T_ASSERT(qp2 >= 0x11 && qp2 != qp); /* QPNs are drawn at random */
 	T_EQ(rep.rq_entries, 0);
 	T_EQ(rep.cap.max_recv_wr, 0);
 	T_EQ(t_destroy(fd, SRD_CMD_DESTROY_SRQ, srq), -EBUSY);
@@ -430,12 +430,12 @@ static void foreign_tests(const char *name, int fd1, uint32_t pd1)
 	qp1 = t_create_qp(fd1, pd1, cq1, SRD_NO_HANDLE, IBV_QPT_RC, NULL, NULL,
 			  NULL);
 	mr1 = t_reg_mr(fd1, pd1, PG, IBV_ACCESS_LOCAL_WRITE, &mrep, NULL);
-	T_CHECK(cq1 > 0 && qp1 > 0 && mr1 > 0);
+	T_ASSERT(cq1 > 0 && qp1 > 0 && mr1 > 0);
 
 	t_client_open(&c2, name);
 	pd2 = t_alloc_pd(c2.fd);
 	cq2 = t_create_cq(c2.fd, 4, SRD_NO_HANDLE, NULL, NULL);
-	T_CHECK(pd2 > 0 && cq2 > 0);
+	T_ASSERT(pd2 > 0 && cq2 > 0);
 	T_EQ(t_destroy(c2.fd, SRD_CMD_DEALLOC_PD, pd1), -EINVAL);
 	T_EQ(t_destroy(c2.fd, SRD_CMD_DESTROY_CQ, cq1), -EINVAL);
 	T_EQ(t_destroy(c2.fd, SRD_CMD_DESTROY_QP, qp1), -EINVAL);
@@ -471,7 +471,7 @@ int main(void)
 	t_daemon_start(&td, NULL);
 	t_client_open(&c, td.name);
 	pd = t_alloc_pd(c.fd);
-	T_CHECK(pd > 0);
+	T_ASSERT(pd > 0);
 
 	mr_tests(c.fd, pd);
 	cq_tests(c.fd);
@@ -483,7 +483,7 @@ int main(void)
 		struct srd_reg_mr_rep r;
 		int64_t mr = t_reg_mr(c.fd, pd, PG, 0, &r, NULL);
 
-		T_CHECK(mr > 0);
+		T_ASSERT(mr > 0);
 		T_EQ(t_destroy(c.fd, SRD_CMD_DEREG_MR, mr), 0);
 	}
 	/* mr_tests left its first MR: dereg it by handle scan. */
@@ -494,5 +494,5 @@ int main(void)
 
 	t_client_close(&c);
 	T_EQ(t_daemon_stop(&td), 0);
-	return T_PASS;
+	return T_EXIT_PASS;
 }

@@ -30,8 +30,8 @@ int main(void)
 		   sizeof(dev), &len, NULL, NULL),
 	     0);
 	T_EQ(len, sizeof(dev));
-	T_CHECK(!strcmp(dev.attr.fw_ver, "0.1.0"));
-	T_CHECK(dev.attr.node_guid != 0);
+	T_ASSERT(!strcmp(dev.attr.fw_ver, "0.1.0"));
+	T_ASSERT(dev.attr.node_guid != 0);
 	T_EQ(dev.attr.sys_image_guid, dev.attr.node_guid);
 	T_EQ(dev.attr.max_qp, 16384);
 	T_EQ(dev.attr.max_qp_wr, 16384);
@@ -43,9 +43,9 @@ int main(void)
 	T_EQ(dev.attr.atomic_cap, IBV_ATOMIC_HCA);
 	T_EQ(dev.attr.max_mr_size, UINT64_MAX);
 	T_EQ(dev.attr.max_pkeys, 1);
-	T_CHECK(dev.attr.device_cap_flags & IBV_DEVICE_RC_RNR_NAK_GEN);
-	T_CHECK(!(dev.attr.device_cap_flags & IBV_DEVICE_SRQ_RESIZE));
-	T_CHECK(!(dev.attr.device_cap_flags & IBV_DEVICE_AUTO_PATH_MIG));
+	T_ASSERT(dev.attr.device_cap_flags & IBV_DEVICE_RC_RNR_NAK_GEN);
+	T_ASSERT(!(dev.attr.device_cap_flags & IBV_DEVICE_SRQ_RESIZE));
+	T_ASSERT(!(dev.attr.device_cap_flags & IBV_DEVICE_AUTO_PATH_MIG));
 	/* Locally administered, unicast: derived from the name on lo. */
 	T_EQ(((uint8_t *)&dev.attr.node_guid)[0] & 3, 2);
 	T_EQ(t_cmd(c.fd, SRD_CMD_QUERY_DEVICE, &len, 4, NULL, 0, NULL, 0, NULL,
@@ -63,7 +63,7 @@ int main(void)
 	T_EQ(port.attr.link_layer, IBV_LINK_LAYER_ETHERNET);
 	T_EQ(port.attr.phys_state, 5);
 	T_EQ(port.attr.max_msg_sz, 0x80000000u);
-	T_CHECK(port.attr.port_cap_flags & IBV_PORT_CM_SUP);
+	T_ASSERT(port.attr.port_cap_flags & IBV_PORT_CM_SUP);
 	preq.port_num = 2;
 	T_EQ(t_cmd(c.fd, SRD_CMD_QUERY_PORT, &preq, sizeof(preq), NULL, 0, NULL,
 		   0, NULL, NULL, NULL),
@@ -77,9 +77,9 @@ int main(void)
 		   sizeof(grep), NULL, NULL, NULL),
 	     0);
 	T_EQ(grep.valid, 1);
-	T_CHECK(!memcmp(grep.gid.raw, lo4, 16));
+	T_ASSERT(!memcmp(grep.gid.raw, lo4, 16));
 	T_EQ(grep.gid_type, 1); /* IBV_GID_TYPE_SYSFS_ROCE_V2 */
-	T_CHECK(!strcmp(grep.netdev, "lo"));
+	T_ASSERT(!strcmp(grep.netdev, "lo"));
 	greq.index = SRD_MAX_GIDS - 1; /* lo has fewer addresses */
 	T_EQ(t_cmd(c.fd, SRD_CMD_QUERY_GID, &greq, sizeof(greq), NULL, 0, &grep,
 		   sizeof(grep), NULL, NULL, NULL),
@@ -113,5 +113,5 @@ int main(void)
 
 	t_client_close(&c);
 	T_EQ(t_daemon_stop(&td), 0);
-	return T_PASS;
+	return T_EXIT_PASS;
 }

@@ -14,8 +14,8 @@ struct srd_client *t_core_client(struct t_core *t)
 	struct srd_client *c = calloc(1, sizeof(*c));
 	int sv[2];
 
-	T_CHECK(c);
-	T_CHECK(!socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv));
+	T_ASSERT(c);
+	T_ASSERT(!socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv));
 	c->d = &t->d;
 	c->fd = sv[0];
 	t->peer = sv[1];
@@ -30,7 +30,7 @@ struct srd_client *t_core_client(struct t_core *t)
 	     0);
 	T_EQ(rp.nfds, 3);
 	t->async_fd = rp.fds[0];
-	T_CHECK(!fcntl(t->async_fd, F_SETFL, O_NONBLOCK));
+	T_ASSERT(!fcntl(t->async_fd, F_SETFL, O_NONBLOCK));
 	return c;
 }
 

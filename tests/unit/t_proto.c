@@ -35,7 +35,7 @@ void t_daemon_start(struct t_daemon *td, const char *const *extra)
 		argv[argc++] = extra[i];
 	argv[argc] = NULL;
 	td->pid = fork();
-	T_CHECK(td->pid >= 0);
+	T_ASSERT(td->pid >= 0);
 	if (td->pid == 0) {
 		execv(argv[0], (char *const *)argv);
 		_exit(127);
@@ -52,7 +52,7 @@ void t_daemon_start(struct t_daemon *td, const char *const *extra)
 		usleep(10000);
 	}
 	fprintf(stderr, "daemon did not come up\n");
-	exit(T_FAIL);
+	exit(T_EXIT_FAIL);
 }
 
 int t_daemon_stop(struct t_daemon *td)
@@ -60,7 +60,7 @@ int t_daemon_stop(struct t_daemon *td)
 	int st;
 
 	kill(td->pid, SIGTERM);
-	T_CHECK(waitpid(td->pid, &st, 0) == td->pid);
+	T_ASSERT(waitpid(td->pid, &st, 0) == td->pid);
 	td->pid = 0;
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
@@ -71,7 +71,7 @@ int t_connect(const char *name)
 	size_t len = strlen(name);
 	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 
-	T_CHECK(fd >= 0);
+	T_ASSERT(fd >= 0);
 	memcpy(sa.sun_path + 1, name, len);
 	if (connect(fd, (struct sockaddr *)&sa,
 		    offsetof(struct sockaddr_un, sun_path) + 1 + len)) {
@@ -93,13 +93,13 @@ int t_cmd(int fd, uint32_t op, const void *req, uint32_t len, const int *fds,
 	n = srd_msg_send(fd, &h, req, fds, nfds);
 	if (n < 0) {
 		fprintf(stderr, "send op %u: %s\n", op, strerror(-n));
-		exit(T_FAIL);
+		exit(T_EXIT_FAIL);
 	}
 	n = srd_msg_recv(fd, buf, sizeof(buf), got, &ngot, SRD_MAX_FDS);
 	if (n <= 0) {
 		fprintf(stderr, "recv op %u: %s\n", op,
 			n ? strerror(-n) : "EOF");
-		exit(T_FAIL);
+		exit(T_EXIT_FAIL);
 	}
 	memcpy(&rh, buf, sizeof(rh));
 	T_EQ(rh.op, op);
@@ -116,7 +116,7 @@ int t_cmd(int fd, uint32_t op, const void *req, uint32_t len, const int *fds,
 	if (rh.status)
 		T_EQ(rh.len, 0); /* errors carry no payload */
 	if (rh.status && ngot)
-		T_CHECK(!"an error reply carried fds");
+		T_ASSERT(!"an error reply carried fds");
 	return rh.status;
 }
 
@@ -136,7 +136,7 @@ void t_client_open(struct t_client *c, const char *name)
 	int fds[SRD_MAX_FDS], n;
 
 	c->fd = t_connect(name);
-	T_CHECK(c->fd >= 0);
+	T_ASSERT(c->fd >= 0);
 	T_EQ(t_hello(c->fd), 0);
 	T_EQ(t_cmd(c->fd, SRD_CMD_OPEN_DEVICE, &req, sizeof(req), NULL, 0, &rep,
 		   sizeof(rep), NULL, fds, &n),
@@ -210,11 +210,11 @@ int64_t t_reg_mr(int fd, uint32_t pd, size_t len, uint32_t access,
 	void *p;
 
 	mfd = memfd_create("t-mr", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-	T_CHECK(mfd >= 0);
-	T_CHECK(!ftruncate(mfd, len));
-	T_CHECK(!fcntl(mfd, F_ADD_SEALS, F_SEAL_SHRINK));
+	T_ASSERT(mfd >= 0);
+	T_ASSERT(!ftruncate(mfd, len));
+	T_ASSERT(!fcntl(mfd, F_ADD_SEALS, F_SEAL_SHRINK));
 	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
-	T_CHECK(p != MAP_FAILED);
+	T_ASSERT(p != MAP_FAILED);
 	req.r.pd_handle = pd;
 	req.r.access = access;
 	req.r.addr = (uintptr_t)p;
@@ -363,7 +363,7 @@ void t_expect_fds(pid_t pid, int want)
 		usleep(10000);
 	}
 	fprintf(stderr, "daemon holds %d fds, expected %d\n", n, want);
-	exit(T_FAIL);
+	exit(T_EXIT_FAIL);
 }
 
 int t_map_count(pid_t pid)

@@ -14,30 +14,7 @@
 
 #include "common/proto.h"
 #include "common/ring.h"
-
-#define T_PASS 0
-#define T_FAIL 1
-#define T_SKIP 77
-
-#define T_CHECK(cond)                                                          \
-	do {                                                                   \
-		if (!(cond)) {                                                 \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, \
-				__LINE__, #cond);                              \
-			exit(T_FAIL);                                          \
-		}                                                              \
-	} while (0)
-
-#define T_EQ(a, b)                                                          \
-	do {                                                                \
-		long long _a = (long long)(a), _b = (long long)(b);         \
-		if (_a != _b) {                                             \
-			fprintf(stderr,                                     \
-				"%s:%d: %s == %lld, expected %s == %lld\n", \
-				__FILE__, __LINE__, #a, _a, #b, _b);        \
-			exit(T_FAIL);                                       \
-		}                                                           \
-	} while (0)
+#include "t_assert.h"
 
 struct t_daemon {
 	pid_t pid;

@@ -66,7 +66,7 @@ static const struct cm_msg *posted(uint16_t attr_id)
 	for (unsigned int i = nours; i-- > 0;)
 		if (ours[i].hdr.attr_id == attr_id)
 			return &ours[i];
-	T_CHECK(!"posted");
+	T_ASSERT(!"posted");
 	return NULL;
 }
 
@@ -74,7 +74,7 @@ static void gid4(uint8_t *gid, const char *ip)
 {
 	memset(gid, 0, 16);
 	gid[10] = gid[11] = 0xff;
-	T_CHECK(inet_pton(AF_INET, ip, gid + 12) == 1);
+	T_ASSERT(inet_pton(AF_INET, ip, gid + 12) == 1);
 }
 
 /* What the GRH of a MAD from the kernel at 127.0.0.2 says. */
@@ -84,7 +84,7 @@ static void peer_src(struct cm_mad_src *src)
 
 	memset(src, 0, sizeof(*src));
 	src->port = cm_port_get(t.d.cm, dev);
-	T_CHECK(src->port != NULL);
+	T_ASSERT(src->port != NULL);
 	gid4(src->sgid.raw, "127.0.0.2");
 	gid4(src->dgid.raw, "127.0.0.1");
 	src->hop_limit = 64;
@@ -125,8 +125,8 @@ static void passive(const struct cm_req *kreq, uint32_t qpn)
 	gid4(m.req.primary.local_gid, "127.0.0.2");
 	gid4(m.req.primary.remote_gid, "127.0.0.1");
 	T_EQ(cma_hdr_decode(m.req.private_data, CMA_HDR_SIZE, &h), 0);
-	T_CHECK(inet_pton(AF_INET, "127.0.0.2", h.src_addr + 12) == 1);
-	T_CHECK(inet_pton(AF_INET, "127.0.0.1", h.dst_addr + 12) == 1);
+	T_ASSERT(inet_pton(AF_INET, "127.0.0.2", h.src_addr + 12) == 1);
+	T_ASSERT(inet_pton(AF_INET, "127.0.0.1", h.dst_addr + 12) == 1);
 	T_EQ(cma_hdr_encode(&h, m.req.private_data, CMA_HDR_SIZE), 0);
 	peer_src(&src);
 	tcm_sq_collect(&t, ours, MAX_MADS, &nours);
@@ -154,22 +154,22 @@ static void passive(const struct cm_req *kreq, uint32_t qpn)
 	T_EQ(rep->target_ack_delay,
 	     device_by_index(&t.d, 0)->attr.local_ca_ack_delay);
 	T_EQ(rep->failover_accepted, 0);
-	T_CHECK(rep->starting_psn <= 0xffffff);
-	T_CHECK(rep->starting_psn != r->starting_psn);
+	T_ASSERT(rep->starting_psn <= 0xffffff);
+	T_ASSERT(rep->starting_psn != r->starting_psn);
 
 	qp_attr(ev.handle, IBV_QPS_INIT, &a);
 	T_EQ(a.attr.qp_access_flags, IBV_ACCESS_REMOTE_WRITE |
 					     IBV_ACCESS_REMOTE_READ |
 					     IBV_ACCESS_REMOTE_ATOMIC);
 	qp_attr(ev.handle, IBV_QPS_RTR, &a);
-	T_CHECK(a.attr_mask & IBV_QP_RQ_PSN);
+	T_ASSERT(a.attr_mask & IBV_QP_RQ_PSN);
 	T_EQ(a.attr.rq_psn, rep->starting_psn);
 	T_EQ(a.attr.dest_qp_num, r->local_qpn);
 	T_EQ(a.attr.path_mtu, r->path_mtu);
 	T_EQ(a.attr.max_dest_rd_atomic, acc_p.responder_resources);
 	T_EQ(a.attr.min_rnr_timer, 0);
 	qp_attr(ev.handle, IBV_QPS_RTS, &a);
-	T_CHECK(a.attr_mask & IBV_QP_SQ_PSN);
+	T_ASSERT(a.attr_mask & IBV_QP_SQ_PSN);
 	T_EQ(a.attr.sq_psn, r->starting_psn);
 	T_EQ(a.attr.timeout, r->primary.local_ack_timeout);
 	T_EQ(a.attr.retry_cnt, r->retry_count);
@@ -257,10 +257,10 @@ int main(void)
 		printf("FAIL: no capture in %s\n", SRD_RXE_VECTORS_DIR);
 		return 1;
 	}
-	T_CHECK(n > 0);
+	T_ASSERT(n > 0);
 	kreq = find(CM_ATTR_REQ, theirs, (unsigned int)n);
 	krep = find(CM_ATTR_REP, theirs, (unsigned int)n);
-	T_CHECK(kreq && krep);
+	T_ASSERT(kreq && krep);
 	/* The capture's own evidence: the kernel's active side sent its
 	 * first packet with the REP's PSN (asserted here so the vectors
 	 * and this test cannot drift apart). */
@@ -306,5 +306,5 @@ int main(void)
 
 	t_core_fini(&t);
 	printf("PASS cm_kernel_replay\n");
-	return T_PASS;
+	return T_EXIT_PASS;
 }

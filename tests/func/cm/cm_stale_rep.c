@@ -105,13 +105,13 @@ int main(void)
 	T_EQ(cmd(SRD_CMD_CM_ACCEPT, &acc, sizeof(acc), NULL, 0), 0);
 	next_event(RDMA_CM_EVENT_ESTABLISHED);
 	est = active_conn(CM_ESTABLISHED);
-	T_CHECK(est != NULL);
+	T_ASSERT(est != NULL);
 	T_EQ(est->remote_qpn, 0x456);
 
 	/* A request to nobody (127.0.0.2 is no GID of ours)... */
 	connect_to(new_id(), "127.0.0.2", 4000, 0x789);
 	pending = active_conn(CM_REQ_SENT);
-	T_CHECK(pending != NULL);
+	T_ASSERT(pending != NULL);
 
 	/* ... answered by a REP from the established server's QP. */
 	cm_msg_init(&m, CM_ATTR_REP, pending->tid);
@@ -130,7 +130,7 @@ int main(void)
 	cm_stats(&t.d, &st1);
 	T_EQ(st1.stale - st0.stale, 1);
 	/* REJ and DREQ sent; our request waits on. */
-	T_CHECK(st1.mad_tx - st0.mad_tx >= 2);
+	T_ASSERT(st1.mad_tx - st0.mad_tx >= 2);
 	T_EQ(pending->state, CM_REQ_SENT);
 	T_EQ(pending->remote_qpn, 0);
 	T_EQ(est->state, CM_DREQ_SENT);
@@ -152,5 +152,5 @@ int main(void)
 
 	t_core_fini(&t);
 	printf("PASS cm_stale_rep\n");
-	return T_PASS;
+	return T_EXIT_PASS;
 }

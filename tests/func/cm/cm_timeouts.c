@@ -92,7 +92,7 @@ static uint64_t fire(void)
 
 	do {
 		at = cm_next_deadline(&t.d);
-		T_CHECK(at != UINT64_MAX);
+		T_ASSERT(at != UINT64_MAX);
 	} while (!cm_timers(t.d.cm, at));
 	pump();
 	return at > now ? (at - now + MS / 2) / MS : 0;
@@ -113,7 +113,7 @@ static void unanswered(struct srd_client *c, uint32_t ps, uint32_t qp_type,
 	for (int i = 0; i < CM_MAX_RETRIES; i++) {
 		uint64_t ms = fire();
 
-		T_CHECK(ms + 5 >= interval_ms && ms <= interval_ms + 5);
+		T_ASSERT(ms + 5 >= interval_ms && ms <= interval_ms + 5);
 		no_event(c);
 	}
 	fire();
@@ -144,15 +144,15 @@ static void dreq_unanswered(struct srd_client *c, uint32_t h, uint32_t server,
 	no_event(c);
 	for (int i = 0; i < CM_MAX_RETRIES; i++) {
 		ms = fire();
-		T_CHECK(ms + 5 >= 6144 && ms <= 6144 + 5);
+		T_ASSERT(ms + 5 >= 6144 && ms <= 6144 + 5);
 		total += ms;
 		no_event(c);
 	}
 	ms = fire();
 	total += ms;
-	T_CHECK(ms + 5 >= 6144 && ms <= 6144 + 5);
+	T_ASSERT(ms + 5 >= 6144 && ms <= 6144 + 5);
 	/* 16 x 6144 ms after rdma_disconnect, as predicted. */
-	T_CHECK(total + 80 >= 16 * 6144 && total <= 16 * 6144 + 80);
+	T_ASSERT(total + 80 >= 16 * 6144 && total <= 16 * 6144 + 80);
 	expect_event(c, h, RDMA_CM_EVENT_DISCONNECTED, -ETIMEDOUT);
 	no_event(c);
 	T_EQ(conn->state, CM_TIMEWAIT);
@@ -164,7 +164,7 @@ static void dreq_unanswered(struct srd_client *c, uint32_t h, uint32_t server,
 	 * when it ends). */
 	timewait = cm_time_ns(conn->ack_timeout) / MS;
 	ms = fire();
-	T_CHECK(ms + 5 >= timewait && ms <= timewait + 5);
+	T_ASSERT(ms + 5 >= timewait && ms <= timewait + 5);
 	expect_event(c, h, RDMA_CM_EVENT_TIMEWAIT_EXIT, 0);
 	no_event(c);
 	/* The server never heard: still connected, as with a real loss. */
@@ -191,7 +191,7 @@ int main(void)
 	t_core_init(&t);
 	c = t.c;
 	T_EQ(cmd(c, SRD_CMD_CM_OPEN, NULL, 0, NULL, 0), 0);
-	T_CHECK(t.d.cm != NULL);
+	T_ASSERT(t.d.cm != NULL);
 
 	unanswered(c, RDMA_PS_TCP, IBV_QPT_RC, 6144);
 	unanswered(c, RDMA_PS_UDP, IBV_QPT_UD, 4096);
@@ -210,18 +210,18 @@ int main(void)
 	T_EQ(ev.event, RDMA_CM_EVENT_CONNECT_REQUEST);
 	T_EQ(ev.listen_handle, lh);
 	ms = fire(); /* the client's REQ timer: the REQ again */
-	T_CHECK(ms + 5 >= 6144 && ms <= 6144 + 5);
+	T_ASSERT(ms + 5 >= 6144 && ms <= 6144 + 5);
 	list_for_each (&t.d.cm->conns, it) {
 		struct cm_conn *x = list_entry(it, struct cm_conn, node);
 
 		if (!x->passive)
 			conn = x;
 	}
-	T_CHECK(conn != NULL);
+	T_ASSERT(conn != NULL);
 	T_EQ(conn->state, CM_MRA_REQ_RCVD);
 	/* 4.096 us * 2^24 for the server, plus the ACK timeout. */
 	ms = (conn->deadline - srd_now_ns() + MS / 2) / MS;
-	T_CHECK(ms + 5 >= 65536 + 2048 && ms <= 65536 + 2048 + 5);
+	T_ASSERT(ms + 5 >= 65536 + 2048 && ms <= 65536 + 2048 + 5);
 	/* The server answers at last. */
 	acc.handle = ev.handle;
 	acc.p.qp_num = 0x456;
@@ -238,5 +238,5 @@ int main(void)
 
 	t_core_fini(&t);
 	printf("PASS cm_timeouts\n");
-	return T_PASS;
+	return T_EXIT_PASS;
 }

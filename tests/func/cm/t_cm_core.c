@@ -57,5 +57,5 @@ void tc_sin(struct sockaddr_storage *ss, const char *ip, uint16_t port)
 	memset(ss, 0, sizeof(*ss));
 	sin->sin_family = AF_INET;
 	sin->sin_port = htons(port);
-	T_CHECK(inet_pton(AF_INET, ip, &sin->sin_addr) == 1);
+	T_ASSERT(inet_pton(AF_INET, ip, &sin->sin_addr) == 1);
 }

@@ -64,7 +64,7 @@ void tcm_sq_collect(struct t_core *t, struct cm_msg *out, unsigned int max,
 			qp->sq.ring + (size_t)(sq_seen & (qp->sq.entries - 1)) *
 					      qp->sq.slot_size;
 
-		T_CHECK(*n < max);
+		T_ASSERT(*n < max);
 		T_EQ(cm_mad_decode(slot + sizeof(struct srd_send_wqe), MAD_SIZE,
 				   &out[*n]),
 		     0);
