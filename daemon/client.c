@@ -129,6 +129,9 @@ void client_destroy(struct srd_client *c)
 	list_del(&c->node);
 	if (--d->nclients == 0)
 		d->idle_since = srd_now_ns();
+	if (c->trace_dropped)
+		srd_log(SRD_LOG_INFO, "pid %d: %llu CQE trace lines dropped",
+			(int)c->pid, (unsigned long long)c->trace_dropped);
 	srd_log(SRD_LOG_DEBUG, "client pid %d gone", (int)c->pid);
 	free(c);
 }

@@ -233,6 +233,8 @@ struct srd_client {
 	int async_wfd; /* write end of the async event pipe, -1 if none */
 	int trace_fd;  /* client's stderr for CQE traces, -1 if none */
 	uint32_t trace_flags;
+	bool trace_sock;	/* trace_fd is a socket: send(MSG_DONTWAIT) */
+	uint64_t trace_dropped; /* trace lines that could not be written */
 	pid_t pid;
 	struct srd_device *dev; /* NULL until OPEN_DEVICE */
 	bool dead;
