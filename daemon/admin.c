@@ -99,10 +99,7 @@ int cmd_admin_link_add(struct srd_client *c, struct srd_req *rq,
 	if (err)
 		return err;
 	/* Exiting when idle would silently take the device away. */
-	if (c->d->idle_exit_ns) {
-		srd_log(SRD_LOG_INFO, "device added at run time: no idle exit");
-		c->d->idle_exit_ns = 0;
-	}
+	idle_link_added(c->d);
 	REP(rp, struct srd_admin_link_add_rep)->index = dev->index;
 	return 0;
 }

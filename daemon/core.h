@@ -86,6 +86,15 @@ int loop_add_fd(struct srd_daemon *d, int fd,
 		void (*cb)(struct srd_daemon *d, void *arg), void *arg);
 void loop_del_fd(struct srd_daemon *d, int fd);
 
+/* --- idle.c --------------------------------------------------------------- */
+/* A device was added at run time: it holds the daemon while it lives. */
+void idle_link_added(struct srd_daemon *d);
+/* Does something keep the daemon from exiting when idle? */
+bool idle_held(struct srd_daemon *d, uint64_t now);
+/* When the idle daemon must look again (exit or re-check), or
+ * UINT64_MAX. */
+uint64_t idle_deadline(struct srd_daemon *d, uint64_t now);
+
 /* --- client.c ------------------------------------------------------------- */
 /* Accept every pending connection on the listening socket. */
 void client_accept_all(struct srd_daemon *d);

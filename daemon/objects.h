@@ -265,7 +265,14 @@ struct srd_daemon {
 	bool spin_yield;       /* ... yielding the CPU between idle passes */
 	uint64_t idle_exit_ns; /* exit after this long without clients; 0 */
 	uint64_t idle_since;   /* when the last client left */
-	bool engine_up;	       /* engine_init succeeded */
+	struct {	       /* idle.c: what holds an idle daemon */
+		bool looked;   /* netns searched for */
+		bool held;
+		bool netns_gone;
+		char netns[256]; /* its name under /run/netns, or "" */
+		uint64_t checked;
+	} idle;
+	bool engine_up; /* engine_init succeeded */
 };
 
 /* --- services the core offers to the engine ---------------------------- */
