@@ -106,6 +106,20 @@ void client_spare_fd(bool hold);
 /* Release everything c owned, close its connection and free it. */
 void client_destroy(struct srd_client *c);
 
+/* --- limits.c ------------------------------------------------------------- */
+/* Defaults from the device tables, vm.max_map_count and the RAM. */
+void limits_defaults(struct srd_daemon *d);
+/* A client is accounted to its uid from its first request on. */
+int limits_client_add(struct srd_client *c);
+void limits_client_gone(struct srd_client *c);
+/* Take n of r for c (and its user): 0 or -ENOMEM over a limit. */
+int limits_charge(struct srd_client *c, enum srd_res r, uint64_t n);
+void limits_uncharge(struct srd_client *c, enum srd_res r, uint64_t n);
+/* table_alloc / table_free of an object of type r owned by c, charged. */
+int64_t res_alloc(struct srd_client *c, enum srd_res r, void *obj);
+void res_free(struct srd_daemon *d, struct srd_client *c, enum srd_res r,
+	      uint32_t idx);
+
 /* --- dispatch.c ----------------------------------------------------------- */
 #define SRD_REP_MAX_FDS 4
 struct srd_req {

@@ -76,14 +76,14 @@ int cq_create(struct srd_client *c, uint32_t cqe, struct srd_comp_channel *ch,
 	cq = calloc(1, sizeof(*cq));
 	if (!cq)
 		return -ENOMEM;
-	h = table_alloc(&c->d->cqs, cq);
+	h = res_alloc(c, SRD_RES_CQ, cq);
 	if (h < 0) {
 		free(cq);
 		return h;
 	}
 	fd = cq_ring_new(cq, cqe);
 	if (fd < 0) {
-		table_free(&c->d->cqs, h);
+		res_free(c->d, c, SRD_RES_CQ, h);
 		free(cq);
 		return fd;
 	}
@@ -182,7 +182,7 @@ void cq_destroy(struct srd_cq *cq)
 	if (cq->channel)
 		cq->channel->refcnt--;
 	munmap(cq->map, cq->map_len);
-	table_free(&cq->owner->d->cqs, cq->handle);
+	res_free(cq->owner->d, cq->owner, SRD_RES_CQ, cq->handle);
 	free(cq);
 }
 

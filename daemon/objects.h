@@ -20,6 +20,7 @@
 #include "common/list.h"
 #include "common/proto.h"
 #include "common/ring.h"
+#include "daemon/limits.h"
 
 struct srd_daemon;
 struct srd_client;
@@ -92,6 +93,8 @@ struct srd_mr {
 	pid_t pvm_pid;	   /* non-zero: use process_vm_readv/writev */
 	struct srd_dm *dm; /* an MR over device memory (base points in it) */
 	uint32_t num_mw;   /* windows bound to it */
+	uint64_t charged_bytes; /* against the owner's limits */
+	uint64_t charged_maps;
 };
 
 /* Device memory (ibv_alloc_dm): a memfd of the daemon the client maps. */
@@ -225,6 +228,14 @@ struct srd_qp {
 	uint32_t mcast_attached;     /* multicast groups it is attached to */
 };
 
+/* What one uid holds, over all its clients (limits.c). */
+struct srd_user {
+	struct list_node node; /* in daemon->users */
+	uid_t uid;
+	uint32_t clients;
+	struct srd_usage usage;
+};
+
 /* A context: one command connection. */
 struct srd_client {
 	struct list_node node; /* in daemon->clients */
@@ -238,8 +249,11 @@ struct srd_client {
 	pid_t pid;
 	struct srd_device *dev; /* NULL until OPEN_DEVICE */
 	bool dead;
-	bool hello; /* HELLO accepted */
-	uid_t uid;  /* from SO_PEERCRED */
+	bool hello;		/* HELLO accepted */
+	uid_t uid;		/* from SO_PEERCRED */
+	char comm[16];		/* the process's name, for listings */
+	struct srd_usage usage; /* what it holds (limits.c) */
+	struct srd_user *user;
 };
 
 struct srd_daemon {
@@ -248,6 +262,8 @@ struct srd_daemon {
 	struct list_head qps; /* every QP, for the engine's scan */
 	struct srd_table pds, mrs, mws, cqs, qps_by_num, srqs, ahs, channels,
 		dms;
+	struct list_head users; /* struct srd_user, one per uid with clients */
+	struct srd_limits limits;
 	struct list_head cq_timers; /* CQs whose moderation period runs */
 	int epfd;
 	int listen_fd;
