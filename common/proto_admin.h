@@ -38,6 +38,7 @@ enum srd_admin_cmd {
 	SRD_ADMIN_CAPTURE_START,
 	SRD_ADMIN_CAPTURE_STOP,
 	SRD_ADMIN_CAPTURE_SHOW,
+	SRD_ADMIN_RES_USAGE,
 	SRD_ADMIN__END
 };
 
@@ -181,6 +182,27 @@ struct srd_admin_qp_info {
 	uint32_t max_recv_sge;
 	uint32_t max_inline_data;
 	uint32_t qkey;
+};
+
+/*
+ * RES_USAGE: what each client and each user holds against its limits
+ * (daemon/limits.h), clients first, then users.  The cursor counts rows.
+ * n[] is indexed by enum srd_res: pd mr cq qp srq ah mw dm channel maps
+ * mr_bytes.
+ */
+#define SRD_ADMIN_USAGE_NRES 11
+enum {
+	SRD_ADMIN_USAGE_CLIENT,
+	SRD_ADMIN_USAGE_USER,
+};
+struct srd_admin_usage_info {
+	uint32_t kind; /* SRD_ADMIN_USAGE_* */
+	uint32_t pid;  /* a client's; 0 for a user */
+	uint32_t uid;
+	uint32_t clients; /* a user's open connections */
+	char comm[16];	  /* a client's process name */
+	uint64_t n[SRD_ADMIN_USAGE_NRES];
+	uint64_t limit[SRD_ADMIN_USAGE_NRES];
 };
 
 /* rdma_cm identifiers (the CM part of the daemon fills these in).  States

@@ -43,6 +43,9 @@ static const struct cmd_desc admin_cmds[SRD_ADMIN__END - SRD_CMD_ADMIN_BASE] = {
 	ADMIN(SRD_ADMIN_RES_CM_ID) = { cmd_admin_res_cm_id,
 				       sizeof(struct srd_admin_list_req),
 				       F_NO_DEV },
+	ADMIN(SRD_ADMIN_RES_USAGE) = { cmd_admin_res_usage,
+				       sizeof(struct srd_admin_list_req),
+				       F_NO_DEV },
 	ADMIN(SRD_ADMIN_STAT_DEV) = { cmd_admin_stat_dev,
 				      sizeof(struct srd_admin_stat_dev_req),
 				      F_NO_DEV },
@@ -99,10 +102,7 @@ int cmd_admin_link_add(struct srd_client *c, struct srd_req *rq,
 	if (err)
 		return err;
 	/* Exiting when idle would silently take the device away. */
-	if (c->d->idle_exit_ns) {
-		srd_log(SRD_LOG_INFO, "device added at run time: no idle exit");
-		c->d->idle_exit_ns = 0;
-	}
+	idle_link_added(c->d);
 	REP(rp, struct srd_admin_link_add_rep)->index = dev->index;
 	return 0;
 }

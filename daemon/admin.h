@@ -17,7 +17,7 @@
 srd_cmd_fn cmd_admin_link_add, cmd_admin_link_del;
 srd_cmd_fn cmd_admin_dev_list, cmd_admin_dev_gids;
 srd_cmd_fn cmd_admin_res_pd, cmd_admin_res_cq, cmd_admin_res_mr;
-srd_cmd_fn cmd_admin_res_qp, cmd_admin_res_cm_id;
+srd_cmd_fn cmd_admin_res_qp, cmd_admin_res_cm_id, cmd_admin_res_usage;
 srd_cmd_fn cmd_admin_stat_dev, cmd_admin_stat_qp;
 srd_cmd_fn cmd_admin_fault_add, cmd_admin_fault_clear, cmd_admin_fault_list;
 srd_cmd_fn cmd_admin_capture_start, cmd_admin_capture_stop;

@@ -205,3 +205,62 @@ int cmd_admin_res_cm_id(struct srd_client *c, struct srd_req *rq,
 	rp->len = sizeof(*rep) + n * sizeof(struct srd_admin_cm_id_info);
 	return 0;
 }
+
+/* Clients then users, row by row from the cursor. */
+int cmd_admin_res_usage(struct srd_client *c, struct srd_req *rq,
+			struct srd_rep *rp)
+{
+	const struct srd_admin_list_req *req = rq->data;
+	const uint32_t max =
+		(sizeof(rp->data) - sizeof(struct srd_admin_list_rep)) /
+		sizeof(struct srd_admin_usage_info);
+	const struct srd_limits *l = &c->d->limits;
+	struct srd_admin_usage_info *e;
+	struct srd_admin_list_rep *rep;
+	uint32_t row = 0, n = 0;
+
+	rep = rep_payload(rp, sizeof(*rep));
+	e = (struct srd_admin_usage_info *)(rep + 1);
+	rep->next = SRD_ADMIN_END;
+	list_for_each (&c->d->clients, it) {
+		const struct srd_client *o =
+			list_entry(it, struct srd_client, node);
+
+		if (!o->user || row++ < req->start)
+			continue;
+		if (n == max) {
+			rep->next = row - 1;
+			goto out;
+		}
+		memset(&e[n], 0, sizeof(e[n]));
+		e[n].kind = SRD_ADMIN_USAGE_CLIENT;
+		e[n].pid = (uint32_t)o->pid;
+		e[n].uid = (uint32_t)o->uid;
+		memcpy(e[n].comm, o->comm, sizeof(e[n].comm));
+		memcpy(e[n].n, o->usage.n, sizeof(e[n].n));
+		memcpy(e[n].limit, l->client, sizeof(e[n].limit));
+		n++;
+	}
+	list_for_each (&c->d->users, it) {
+		const struct srd_user *u =
+			list_entry(it, struct srd_user, node);
+
+		if (row++ < req->start)
+			continue;
+		if (n == max) {
+			rep->next = row - 1;
+			goto out;
+		}
+		memset(&e[n], 0, sizeof(e[n]));
+		e[n].kind = SRD_ADMIN_USAGE_USER;
+		e[n].uid = (uint32_t)u->uid;
+		e[n].clients = u->clients;
+		memcpy(e[n].n, u->usage.n, sizeof(e[n].n));
+		memcpy(e[n].limit, l->user, sizeof(e[n].limit));
+		n++;
+	}
+out:
+	rep->count = n;
+	rp->len = sizeof(*rep) + n * sizeof(*e);
+	return 0;
+}

@@ -44,7 +44,7 @@ int cmd_create_ah(struct srd_client *c, struct srd_req *rq, struct srd_rep *rp)
 	ah = calloc(1, sizeof(*ah));
 	if (!ah)
 		return -ENOMEM;
-	h = table_alloc(&c->d->ahs, ah);
+	h = res_alloc(c, SRD_RES_AH, ah);
 	if (h < 0) {
 		free(ah);
 		return h;
@@ -61,7 +61,7 @@ int cmd_create_ah(struct srd_client *c, struct srd_req *rq, struct srd_rep *rp)
 void ah_destroy(struct srd_ah *ah)
 {
 	ah->pd->refcnt--;
-	table_free(&ah->owner->d->ahs, ah->handle);
+	res_free(ah->owner->d, ah->owner, SRD_RES_AH, ah->handle);
 	free(ah);
 }
 

@@ -34,7 +34,7 @@ int cmd_create_comp_channel(struct srd_client *c, struct srd_req *rq,
 	/* Events are dropped rather than block the device when the pipe is
 	 * full: one pending event per armed CQ is all a reader needs. */
 	fcntl(p[1], F_SETFL, O_NONBLOCK);
-	h = table_alloc(&c->d->channels, ch);
+	h = res_alloc(c, SRD_RES_CHANNEL, ch);
 	if (h < 0) {
 		close(p[0]);
 		close(p[1]);
@@ -52,7 +52,7 @@ int cmd_create_comp_channel(struct srd_client *c, struct srd_req *rq,
 void channel_destroy(struct srd_comp_channel *ch)
 {
 	close(ch->wfd);
-	table_free(&ch->owner->d->channels, ch->handle);
+	res_free(ch->owner->d, ch->owner, SRD_RES_CHANNEL, ch->handle);
 	free(ch);
 }
 

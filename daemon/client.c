@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -17,6 +18,26 @@
 
 /* Requests served per wakeup before giving others a turn. */
 #define CLIENT_BATCH 16
+
+/* The process's name, for listings: what ps shows. */
+static void client_comm(struct srd_client *c)
+{
+	char path[64];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)c->pid);
+	fd = c->pid ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+	if (fd < 0)
+		return;
+	n = read(fd, c->comm, sizeof(c->comm) - 1);
+	close(fd);
+	if (n < 0)
+		n = 0;
+	c->comm[n] = '\0';
+	if (n && c->comm[n - 1] == '\n')
+		c->comm[n - 1] = '\0';
+}
 
 static void client_new(struct srd_daemon *d, int fd)
 {
@@ -37,8 +58,15 @@ static void client_new(struct srd_daemon *d, int fd)
 		c->pid = cred.pid;
 		c->uid = cred.uid;
 	}
+	client_comm(c);
+	if (limits_client_add(c)) {
+		close(fd);
+		free(c);
+		return;
+	}
 	ev.data.ptr = c;
 	if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, fd, &ev)) {
+		limits_client_gone(c);
 		close(fd);
 		free(c);
 		return;
@@ -126,9 +154,13 @@ void client_destroy(struct srd_client *c)
 		close(c->async_wfd);
 	if (c->trace_fd >= 0)
 		close(c->trace_fd);
+	limits_client_gone(c);
 	list_del(&c->node);
 	if (--d->nclients == 0)
 		d->idle_since = srd_now_ns();
+	if (c->trace_dropped)
+		srd_log(SRD_LOG_INFO, "pid %d: %llu CQE trace lines dropped",
+			(int)c->pid, (unsigned long long)c->trace_dropped);
 	srd_log(SRD_LOG_DEBUG, "client pid %d gone", (int)c->pid);
 	free(c);
 }

@@ -2,9 +2,14 @@
 /*
  * The configuration file, read when the daemon starts (as rdma-core's
  * /etc/rdma): one command per line, in the grammar of the softrdma CLI,
- * '#' starts a comment.  Today's only command:
+ * '#' starts a comment.  Commands:
  *
  *	link add NAME [type softrdma] netdev IFACE
+ *	limit client|user RESOURCE VALUE
+ *
+ * RESOURCE is pd, mr, cq, qp, srq, ah, mw, dm, channel (objects), maps
+ * (the daemon's memory mappings) or mr_bytes (registered bytes); VALUE a
+ * number with an optional K, M, G or T (powers of 1024), or "unlimited".
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -94,6 +99,56 @@ static int split(char *line, char **words)
 	}
 }
 
+static int config_limit(struct srd_config *cfg, char **words, int n,
+			const char **why)
+{
+	struct srd_config_limit cl = { 0 }, *l;
+	unsigned long long v;
+	char *end;
+	int res;
+
+	if (n != 4 || (strcmp(words[1], "client") && strcmp(words[1], "use"
+								      "r"))) {
+		*why = "expected \"limit client|user RESOURCE VALUE\"";
+		return -EINVAL;
+	}
+	res = limits_res_by_name(words[2]);
+	if (res < 0) {
+		*why = "limit: unknown resource";
+		return -EINVAL;
+	}
+	if (!strcmp(words[3], "unlimited")) {
+		v = UINT64_MAX;
+	} else {
+		errno = 0;
+		v = strtoull(words[3], &end, 10);
+		if (errno || end == words[3] || words[3][0] == '-') {
+			*why = "limit: bad value";
+			return -EINVAL;
+		}
+		for (const char *s = "KMGT"; *end && *s; s++) {
+			v = v > UINT64_MAX / 1024 ? UINT64_MAX : v * 1024;
+			if (*end == *s) {
+				end++;
+				break;
+			}
+		}
+		if (*end) {
+			*why = "limit: bad value";
+			return -EINVAL;
+		}
+	}
+	cl.user = !strcmp(words[1], "user");
+	cl.res = res;
+	cl.value = v;
+	l = realloc(cfg->limits, (cfg->nlimits + 1) * sizeof(*l));
+	if (!l)
+		return -ENOMEM;
+	l[cfg->nlimits++] = cl;
+	cfg->limits = l;
+	return 0;
+}
+
 static int config_line(struct srd_config *cfg, char *line, unsigned int lineno,
 		       const char **why)
 {
@@ -107,6 +162,8 @@ static int config_line(struct srd_config *cfg, char *line, unsigned int lineno,
 		*why = "too many words";
 		return -EINVAL;
 	}
+	if (!strcmp(words[0], "limit"))
+		return config_limit(cfg, words, n, why);
 	if (config_parse_link_add(words, n, &cl, why))
 		return -EINVAL;
 	for (unsigned int i = 0; i < cfg->nlinks; i++) {
@@ -170,6 +227,7 @@ int config_load(const char *path, struct srd_config *cfg, FILE *err)
 void config_free(struct srd_config *cfg)
 {
 	free(cfg->links);
+	free(cfg->limits);
 	free(cfg->path);
 	memset(cfg, 0, sizeof(*cfg));
 }

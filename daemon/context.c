@@ -62,23 +62,38 @@ int cmd_list_devices(struct srd_client *c, struct srd_req *rq,
 /*
  * The trace fd is the client's stderr.  Writing to it must never block the
  * device, and setting O_NONBLOCK on it would change the client's own file
- * description, so for pipes and terminals open a description of our own
- * (non-blocking).  A regular file never blocks for long, and must be
- * written through the client's own description, whose offset the client's
- * writes share; so must anything that cannot be reopened.
+ * description.  A socket is written with MSG_DONTWAIT, which asks for
+ * non-blocking per call.  Pipes, FIFOs and terminals get a description of
+ * our own, opened non-blocking through /proc.  A regular file never blocks
+ * for long, and must be written through the client's own description,
+ * whose offset the client's writes share.  Anything else is traced only if
+ * its description is non-blocking already; otherwise there is no trace.
+ * Returns the fd to write to, or -1.
  */
-static int trace_fd_open(int *fd)
+static int trace_fd_open(struct srd_client *c, int *fd)
 {
 	struct stat st;
 	char path[64];
-	int nfd;
+	int nfd, fl;
 
-	if (!fstat(*fd, &st) && !S_ISREG(st.st_mode)) {
+	if (fstat(*fd, &st))
+		return -1;
+	if (S_ISSOCK(st.st_mode)) {
+		c->trace_sock = true;
+	} else if (!S_ISREG(st.st_mode)) {
 		snprintf(path, sizeof(path), "/proc/self/fd/%d", *fd);
 		nfd = open(path, O_WRONLY | O_APPEND | O_NONBLOCK | O_CLOEXEC |
 					 O_NOCTTY);
 		if (nfd >= 0)
 			return nfd;
+		fl = fcntl(*fd, F_GETFL);
+		if (fl < 0 || !(fl & O_NONBLOCK)) {
+			srd_log(SRD_LOG_WARN,
+				"pid %d: trace fd cannot be written without "
+				"blocking: no CQE trace",
+				(int)c->pid);
+			return -1;
+		}
 	}
 	nfd = *fd;
 	*fd = -1; /* taken */
@@ -105,7 +120,7 @@ int cmd_open_device(struct srd_client *c, struct srd_req *rq,
 	if (pipe2(p, O_CLOEXEC | O_NONBLOCK))
 		return -errno;
 	if (req->trace_flags) {
-		c->trace_fd = trace_fd_open(&rq->fds[0]);
+		c->trace_fd = trace_fd_open(c, &rq->fds[0]);
 		c->trace_flags = c->trace_fd >= 0 ? req->trace_flags : 0;
 	}
 	c->async_wfd = p[1];

@@ -86,6 +86,15 @@ int loop_add_fd(struct srd_daemon *d, int fd,
 		void (*cb)(struct srd_daemon *d, void *arg), void *arg);
 void loop_del_fd(struct srd_daemon *d, int fd);
 
+/* --- idle.c --------------------------------------------------------------- */
+/* A device was added at run time: it holds the daemon while it lives. */
+void idle_link_added(struct srd_daemon *d);
+/* Does something keep the daemon from exiting when idle? */
+bool idle_held(struct srd_daemon *d, uint64_t now);
+/* When the idle daemon must look again (exit or re-check), or
+ * UINT64_MAX. */
+uint64_t idle_deadline(struct srd_daemon *d, uint64_t now);
+
 /* --- client.c ------------------------------------------------------------- */
 /* Accept every pending connection on the listening socket. */
 void client_accept_all(struct srd_daemon *d);
@@ -96,6 +105,20 @@ void client_input(struct srd_client *c, uint32_t events);
 void client_spare_fd(bool hold);
 /* Release everything c owned, close its connection and free it. */
 void client_destroy(struct srd_client *c);
+
+/* --- limits.c ------------------------------------------------------------- */
+/* Defaults from the device tables, vm.max_map_count and the RAM. */
+void limits_defaults(struct srd_daemon *d);
+/* A client is accounted to its uid from its first request on. */
+int limits_client_add(struct srd_client *c);
+void limits_client_gone(struct srd_client *c);
+/* Take n of r for c (and its user): 0 or -ENOMEM over a limit. */
+int limits_charge(struct srd_client *c, enum srd_res r, uint64_t n);
+void limits_uncharge(struct srd_client *c, enum srd_res r, uint64_t n);
+/* table_alloc / table_free of an object of type r owned by c, charged. */
+int64_t res_alloc(struct srd_client *c, enum srd_res r, void *obj);
+void res_free(struct srd_daemon *d, struct srd_client *c, enum srd_res r,
+	      uint32_t idx);
 
 /* --- dispatch.c ----------------------------------------------------------- */
 #define SRD_REP_MAX_FDS 4

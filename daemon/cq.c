@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -75,14 +76,14 @@ int cq_create(struct srd_client *c, uint32_t cqe, struct srd_comp_channel *ch,
 	cq = calloc(1, sizeof(*cq));
 	if (!cq)
 		return -ENOMEM;
-	h = table_alloc(&c->d->cqs, cq);
+	h = res_alloc(c, SRD_RES_CQ, cq);
 	if (h < 0) {
 		free(cq);
 		return h;
 	}
 	fd = cq_ring_new(cq, cqe);
 	if (fd < 0) {
-		table_free(&c->d->cqs, h);
+		res_free(c->d, c, SRD_RES_CQ, h);
 		free(cq);
 		return fd;
 	}
@@ -181,7 +182,7 @@ void cq_destroy(struct srd_cq *cq)
 	if (cq->channel)
 		cq->channel->refcnt--;
 	munmap(cq->map, cq->map_len);
-	table_free(&cq->owner->d->cqs, cq->handle);
+	res_free(cq->owner->d, cq->owner, SRD_RES_CQ, cq->handle);
 	free(cq);
 }
 
@@ -199,11 +200,13 @@ int cmd_destroy_cq(struct srd_client *c, struct srd_req *rq, struct srd_rep *rp)
 }
 
 /* One decoded CQE on the client's stderr, in one write so lines from
- * several writers do not interleave. */
+ * several writers do not interleave.  The write never blocks (see
+ * trace_fd_open): what does not fit is dropped and counted. */
 static void cq_trace(struct srd_cq *cq, uint32_t idx, const struct srd_cqe *e)
 {
 	char buf[2048];
 	FILE *f = fmemopen(buf, sizeof(buf), "w");
+	ssize_t w;
 	long n;
 
 	if (!f)
@@ -212,8 +215,15 @@ static void cq_trace(struct srd_cq *cq, uint32_t idx, const struct srd_cqe *e)
 	fflush(f);
 	n = ftell(f);
 	fclose(f);
-	if (n > 0 && write(cq->owner->trace_fd, buf, n) < 0)
+	if (n <= 0)
 		return;
+	if (cq->owner->trace_sock)
+		w = send(cq->owner->trace_fd, buf, n,
+			 MSG_DONTWAIT | MSG_NOSIGNAL);
+	else
+		w = write(cq->owner->trace_fd, buf, n);
+	if (w != n)
+		cq->owner->trace_dropped++;
 }
 
 void cq_raise_event(struct srd_cq *cq)

@@ -109,12 +109,22 @@ int daemon_init(struct srd_daemon *d, const struct srd_options *o,
 	list_head_init(&d->clients);
 	list_head_init(&d->qps);
 	list_head_init(&d->cq_timers);
+	list_head_init(&d->users);
 	d->listen_fd = listen_fd;
 	d->epfd = d->doorbell_fd = d->dev_page_fd = d->sig_fd = -1;
 	d->spin_ns = o->spin_us * 1000;
 	d->spin_yield = o->spin_yield;
 	d->idle_exit_ns = o->idle_exit_s * 1000000000ull;
 	tables_init(d);
+	limits_defaults(d);
+	for (unsigned int i = 0; o->config && i < o->config->nlimits; i++) {
+		const struct srd_config_limit *cl = &o->config->limits[i];
+
+		if (cl->user)
+			d->limits.user[cl->res] = cl->value;
+		else
+			d->limits.client[cl->res] = cl->value;
+	}
 	d->doorbell_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (d->doorbell_fd < 0) {
 		err = -errno;

@@ -43,14 +43,14 @@ int cmd_alloc_dm(struct srd_client *c, struct srd_req *rq, struct srd_rep *rp)
 	dm = calloc(1, sizeof(*dm));
 	if (!dm)
 		return -ENOMEM;
-	h = table_alloc(&c->d->dms, dm);
+	h = res_alloc(c, SRD_RES_DM, dm);
 	if (h < 0) {
 		free(dm);
 		return h;
 	}
 	fd = shm_create("softrdma-dm", map_len, 0, &map);
 	if (fd < 0) {
-		table_free(&c->d->dms, h);
+		res_free(c->d, c, SRD_RES_DM, h);
 		free(dm);
 		return fd;
 	}
@@ -73,7 +73,7 @@ void dm_destroy(struct srd_dm *dm)
 {
 	munmap(dm->map, dm->map_len);
 	dm->dev->dm_used -= dm->charged;
-	table_free(&dm->owner->d->dms, dm->handle);
+	res_free(dm->owner->d, dm->owner, SRD_RES_DM, dm->handle);
 	free(dm);
 }
 

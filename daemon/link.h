@@ -160,10 +160,18 @@ struct srd_config_link {
 	char netdev[SRD_DEV_NAME_MAX];
 	unsigned int line;
 };
+/* "limit client|user RESOURCE VALUE" (daemon/limits.h). */
+struct srd_config_limit {
+	bool user;
+	int res; /* enum srd_res */
+	uint64_t value;
+};
 struct srd_config {
 	char *path;
 	struct srd_config_link *links;
 	unsigned int nlinks;
+	struct srd_config_limit *limits;
+	unsigned int nlimits;
 };
 /*
  * Parse words[0..n) of a `link add` command: "link add NAME [type

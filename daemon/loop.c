@@ -138,7 +138,7 @@ static int poll_events(struct srd_daemon *d, uint64_t timeout_ns)
 
 static bool idle_expired(struct srd_daemon *d, uint64_t now)
 {
-	return d->idle_exit_ns && !d->nclients &&
+	return d->idle_exit_ns && !d->nclients && !idle_held(d, now) &&
 	       now - d->idle_since >= d->idle_exit_ns;
 }
 
@@ -152,9 +152,8 @@ static uint64_t sleep_timeout(struct srd_daemon *d, uint64_t now)
 	if (cq_mod_next_deadline(d) < until)
 		until = cq_mod_next_deadline(d);
 
-	if (d->idle_exit_ns && !d->nclients &&
-	    d->idle_since + d->idle_exit_ns < until)
-		until = d->idle_since + d->idle_exit_ns;
+	if (idle_deadline(d, now) < until)
+		until = idle_deadline(d, now);
 	if (until == UINT64_MAX)
 		return UINT64_MAX;
 	return until > now ? until - now : 0;

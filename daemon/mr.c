@@ -209,7 +209,7 @@ static struct srd_mr *mr_new(struct srd_client *c, struct srd_pd *pd,
 		*idx = -ENOMEM;
 		return NULL;
 	}
-	*idx = table_alloc(&c->d->mrs, mr);
+	*idx = res_alloc(c, SRD_RES_MR, mr);
 	if (*idx < 0) {
 		free(mr);
 		return NULL;
@@ -221,6 +221,33 @@ static struct srd_mr *mr_new(struct srd_client *c, struct srd_pd *pd,
 	mr->dev = c->dev;
 	mr->access = mr_access_keep(access);
 	return mr;
+}
+
+/* Mappings an MR of nfds memfd pieces may cost the daemon: its span, each
+ * piece, and the gaps between them. */
+static uint64_t mr_maps(int nfds)
+{
+	return 2 * (uint64_t)nfds + 1;
+}
+
+/* Registered bytes and mappings against the client's limits; ENOMEM as
+ * RLIMIT_MEMLOCK gives it for ibv_reg_mr. */
+static int mr_charge(struct srd_client *c, uint64_t bytes, int nfds)
+{
+	int err = limits_charge(c, SRD_RES_BYTES, bytes);
+
+	if (err)
+		return err;
+	err = limits_charge(c, SRD_RES_MAPS, mr_maps(nfds));
+	if (err)
+		limits_uncharge(c, SRD_RES_BYTES, bytes);
+	return err;
+}
+
+static void mr_uncharge(struct srd_client *c, uint64_t bytes, int nfds)
+{
+	limits_uncharge(c, SRD_RES_BYTES, bytes);
+	limits_uncharge(c, SRD_RES_MAPS, mr_maps(nfds));
 }
 
 int cmd_reg_mr(struct srd_client *c, struct srd_req *rq, struct srd_rep *rp)
@@ -238,15 +265,23 @@ int cmd_reg_mr(struct srd_client *c, struct srd_req *rq, struct srd_rep *rp)
 	err = mr_access_check(req->access);
 	if (err)
 		return err;
-	err = mr_map_build(c, req, rq->len, rq->fds, rq->nfds, &m);
+	err = mr_charge(c, req->length, rq->nfds);
 	if (err)
 		return err;
+	err = mr_map_build(c, req, rq->len, rq->fds, rq->nfds, &m);
+	if (err) {
+		mr_uncharge(c, req->length, rq->nfds);
+		return err;
+	}
 	mr = mr_new(c, pd, req->access, &idx);
 	if (!mr) {
 		mr_map_release(&m);
+		mr_uncharge(c, req->length, rq->nfds);
 		return (int)idx;
 	}
 	mr_set_map(mr, req, &m);
+	mr->charged_bytes = req->length;
+	mr->charged_maps = mr_maps(rq->nfds);
 	pd->refcnt++;
 	rep = REP(rp, struct srd_reg_mr_rep);
 	rep->handle = mr->handle;
@@ -283,14 +318,23 @@ int cmd_rereg_mr(struct srd_client *c, struct srd_req *rq, struct srd_rep *rp)
 		access = mr_access_keep(req->reg.access);
 	}
 	if (req->flags & IBV_REREG_MR_CHANGE_TRANSLATION) {
+		err = mr_charge(c, req->reg.length, rq->nfds);
+		if (err)
+			return err;
 		err = mr_map_build(c, &req->reg,
 				   rq->len - offsetof(typeof(*req), reg),
 				   rq->fds, rq->nfds, &m);
-		if (err)
+		if (err) {
+			mr_uncharge(c, req->reg.length, rq->nfds);
 			return err;
+		}
 		if (mr->map)
 			munmap(mr->map, mr->map_len);
+		limits_uncharge(c, SRD_RES_BYTES, mr->charged_bytes);
+		limits_uncharge(c, SRD_RES_MAPS, mr->charged_maps);
 		mr_set_map(mr, &req->reg, &m);
+		mr->charged_bytes = req->reg.length;
+		mr->charged_maps = mr_maps(rq->nfds);
 	} else if (rq->len != sizeof(*req) || rq->nfds) {
 		return -EINVAL;
 	}
@@ -316,7 +360,9 @@ void mr_destroy(struct srd_mr *mr)
 	if (mr->dm)
 		mr->dm->refcnt--;
 	mr->pd->refcnt--;
-	table_free(&mr->owner->d->mrs, mr->handle);
+	limits_uncharge(mr->owner, SRD_RES_BYTES, mr->charged_bytes);
+	limits_uncharge(mr->owner, SRD_RES_MAPS, mr->charged_maps);
+	res_free(mr->owner->d, mr->owner, SRD_RES_MR, mr->handle);
 	free(mr);
 }
 

@@ -55,7 +55,7 @@ int cmd_alloc_mw(struct srd_client *c, struct srd_req *rq, struct srd_rep *rp)
 	mw = calloc(1, sizeof(*mw));
 	if (!mw)
 		return -ENOMEM;
-	idx = table_alloc(&c->d->mws, mw);
+	idx = res_alloc(c, SRD_RES_MW, mw);
 	if (idx < 0) {
 		free(mw);
 		return idx;
@@ -76,7 +76,7 @@ void mw_destroy(struct srd_mw *mw)
 {
 	mw_unbind(mw);
 	mw->pd->refcnt--;
-	table_free(&mw->owner->d->mws, mw->handle);
+	res_free(mw->owner->d, mw->owner, SRD_RES_MW, mw->handle);
 	free(mw);
 }
 

@@ -20,6 +20,7 @@
 #include "common/list.h"
 #include "common/proto.h"
 #include "common/ring.h"
+#include "daemon/limits.h"
 
 struct srd_daemon;
 struct srd_client;
@@ -92,6 +93,8 @@ struct srd_mr {
 	pid_t pvm_pid;	   /* non-zero: use process_vm_readv/writev */
 	struct srd_dm *dm; /* an MR over device memory (base points in it) */
 	uint32_t num_mw;   /* windows bound to it */
+	uint64_t charged_bytes; /* against the owner's limits */
+	uint64_t charged_maps;
 };
 
 /* Device memory (ibv_alloc_dm): a memfd of the daemon the client maps. */
@@ -225,6 +228,14 @@ struct srd_qp {
 	uint32_t mcast_attached;     /* multicast groups it is attached to */
 };
 
+/* What one uid holds, over all its clients (limits.c). */
+struct srd_user {
+	struct list_node node; /* in daemon->users */
+	uid_t uid;
+	uint32_t clients;
+	struct srd_usage usage;
+};
+
 /* A context: one command connection. */
 struct srd_client {
 	struct list_node node; /* in daemon->clients */
@@ -233,11 +244,16 @@ struct srd_client {
 	int async_wfd; /* write end of the async event pipe, -1 if none */
 	int trace_fd;  /* client's stderr for CQE traces, -1 if none */
 	uint32_t trace_flags;
+	bool trace_sock;	/* trace_fd is a socket: send(MSG_DONTWAIT) */
+	uint64_t trace_dropped; /* trace lines that could not be written */
 	pid_t pid;
 	struct srd_device *dev; /* NULL until OPEN_DEVICE */
 	bool dead;
-	bool hello; /* HELLO accepted */
-	uid_t uid;  /* from SO_PEERCRED */
+	bool hello;		/* HELLO accepted */
+	uid_t uid;		/* from SO_PEERCRED */
+	char comm[16];		/* the process's name, for listings */
+	struct srd_usage usage; /* what it holds (limits.c) */
+	struct srd_user *user;
 };
 
 struct srd_daemon {
@@ -246,6 +262,8 @@ struct srd_daemon {
 	struct list_head qps; /* every QP, for the engine's scan */
 	struct srd_table pds, mrs, mws, cqs, qps_by_num, srqs, ahs, channels,
 		dms;
+	struct list_head users; /* struct srd_user, one per uid with clients */
+	struct srd_limits limits;
 	struct list_head cq_timers; /* CQs whose moderation period runs */
 	int epfd;
 	int listen_fd;
@@ -263,7 +281,14 @@ struct srd_daemon {
 	bool spin_yield;       /* ... yielding the CPU between idle passes */
 	uint64_t idle_exit_ns; /* exit after this long without clients; 0 */
 	uint64_t idle_since;   /* when the last client left */
-	bool engine_up;	       /* engine_init succeeded */
+	struct {	       /* idle.c: what holds an idle daemon */
+		bool looked;   /* netns searched for */
+		bool held;
+		bool netns_gone;
+		char netns[256]; /* its name under /run/netns, or "" */
+		uint64_t checked;
+	} idle;
+	bool engine_up; /* engine_init succeeded */
 };
 
 /* --- services the core offers to the engine ---------------------------- */

@@ -19,7 +19,7 @@ int cmd_alloc_pd(struct srd_client *c, struct srd_req *rq, struct srd_rep *rp)
 
 	if (!pd)
 		return -ENOMEM;
-	h = table_alloc(&c->d->pds, pd);
+	h = res_alloc(c, SRD_RES_PD, pd);
 	if (h < 0) {
 		free(pd);
 		return h;
@@ -32,7 +32,7 @@ int cmd_alloc_pd(struct srd_client *c, struct srd_req *rq, struct srd_rep *rp)
 
 void pd_destroy(struct srd_pd *pd)
 {
-	table_free(&pd->owner->d->pds, pd->handle);
+	res_free(pd->owner->d, pd->owner, SRD_RES_PD, pd->handle);
 	free(pd);
 }
 

@@ -171,7 +171,7 @@ int cmd_create_qp(struct srd_client *c, struct srd_req *rq, struct srd_rep *rp)
 	qp->type = req->qp_type;
 	qp->sq_sig_all = req->sq_sig_all != 0;
 	qp_geometry(qp, &req->cap, c->dev->attr.max_sge);
-	qpn = table_alloc(&d->qps_by_num, qp);
+	qpn = res_alloc(c, SRD_RES_QP, qp);
 	if (qpn < 0) {
 		err = qpn;
 		goto err_free;
@@ -215,7 +215,7 @@ err_unmap:
 	munmap(qp->map, qp->map_len);
 	close(fd);
 err_qpn:
-	table_free(&d->qps_by_num, qpn);
+	res_free(d, c, SRD_RES_QP, qpn);
 err_free:
 	free(qp);
 	return err;
@@ -229,7 +229,7 @@ void qp_destroy(struct srd_qp *qp)
 	list_del(&qp->node);
 	qp_put_refs(qp);
 	munmap(qp->map, qp->map_len);
-	table_free(&qp->owner->d->qps_by_num, qp->qpn);
+	res_free(qp->owner->d, qp->owner, SRD_RES_QP, qp->qpn);
 	free(qp);
 }
 

@@ -46,7 +46,7 @@ int cmd_create_srq(struct srd_client *c, struct srd_req *rq, struct srd_rep *rp)
 		free(srq);
 		return fd;
 	}
-	h = table_alloc(&c->d->srqs, srq);
+	h = res_alloc(c, SRD_RES_SRQ, srq);
 	if (h < 0) {
 		munmap(map, srq->map_len);
 		close(fd);
@@ -121,7 +121,7 @@ void srq_destroy(struct srd_srq *srq)
 	engine_srq_destroyed(srq);
 	srq->pd->refcnt--;
 	munmap(srq->map, srq->map_len);
-	table_free(&srq->owner->d->srqs, srq->handle);
+	res_free(srq->owner->d, srq->owner, SRD_RES_SRQ, srq->handle);
 	free(srq);
 }
 

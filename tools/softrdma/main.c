@@ -33,6 +33,7 @@ static void usage(FILE *f)
 		   "  link delete NAME\n"
 		   "  dev [show] [DEV]\n"
 		   "  resource [show]\n"
+		   "  resource show usage\n"
 		   "  resource show {qp|cq|mr|pd|cm_id} [link DEV[/PORT]] "
 		   "[lqpn QPN]\n"
 		   "  statistic [show] [link DEV[/PORT]]\n"

@@ -21,7 +21,8 @@ static void res_usage(FILE *f)
 		   "       softrdma resource show qp [link DEV[/PORT]] [lqpn "
 		   "QPN]\n"
 		   "       softrdma resource show {cq|mr|pd} [dev DEV]\n"
-		   "       softrdma resource show cm_id [link DEV[/PORT]]\n");
+		   "       softrdma resource show cm_id [link DEV[/PORT]]\n"
+		   "       softrdma resource show usage\n");
 }
 
 /* Every entry of one listing, for one device or all. */
@@ -343,6 +344,59 @@ static int show_type(const struct dev_list *l, const struct res_type *t,
 	return EXIT_OK;
 }
 
+static const char *const usage_names[SRD_ADMIN_USAGE_NRES] = {
+	"pd", "mr", "cq",      "qp",   "srq",	   "ah",
+	"mw", "dm", "channel", "maps", "mr_bytes",
+};
+
+/* `resource show usage`: what every client and every user holds, and
+ * (with -d) its limits. */
+static int show_usage(void)
+{
+	const struct srd_admin_usage_info *e;
+	unsigned int n;
+	void *all;
+	int err;
+
+	err = fetch(SRD_ADMIN_RES_USAGE, SRD_ADMIN_ALL, sizeof(*e), &all, &n);
+	if (err)
+		return fail_errno(err, "listing usage");
+	out_begin();
+	for (unsigned int k = 0; k < n; k++) {
+		char comm[sizeof(e->comm) + 1] = { 0 };
+
+		e = (const struct srd_admin_usage_info *)all + k;
+		out_obj_open();
+		if (e->kind == SRD_ADMIN_USAGE_CLIENT) {
+			memcpy(comm, e->comm, sizeof(e->comm));
+			out_str("kind", "%s ", "client");
+			out_uint("pid", "pid %s ", e->pid);
+			out_str("comm", "comm %s ", comm[0] ? comm : "-");
+			out_uint("uid", "uid %s ", e->uid);
+		} else {
+			out_str("kind", "%s ", "user");
+			out_uint("uid", "uid %s ", e->uid);
+			out_uint("clients", "clients %s ", e->clients);
+		}
+		for (int r = 0; r < SRD_ADMIN_USAGE_NRES; r++) {
+			char tfmt[32], jkey[40];
+
+			snprintf(tfmt, sizeof(tfmt), "%s %%s ", usage_names[r]);
+			out_uint(usage_names[r], tfmt, e->n[r]);
+			if (!opt.details)
+				continue;
+			snprintf(tfmt, sizeof(tfmt), "%s_max %%s ",
+				 usage_names[r]);
+			snprintf(jkey, sizeof(jkey), "%s_max", usage_names[r]);
+			out_uint(jkey, tfmt, e->limit[r]);
+		}
+		out_obj_close();
+	}
+	out_end();
+	free(all);
+	return EXIT_OK;
+}
+
 int cmd_resource(int argc, char **argv)
 {
 	struct dev_list l;
@@ -355,6 +409,15 @@ int cmd_resource(int argc, char **argv)
 	if (argc && !matches(argv[0], "show") && !matches(argv[0], "list")) {
 		res_usage(stderr);
 		return usage_error("resource: unknown command \"%s\"", argv[0]);
+	}
+	if (argc >= 2 && !strcmp(argv[1], "usage")) {
+		if (argc > 2)
+			return usage_error("resource show usage: unknown "
+					   "keyword \"%s\"",
+					   argv[2]);
+		if (conn_open())
+			return EXIT_FAILED;
+		return show_usage();
 	}
 	if (argc >= 2) {
 		size_t t;

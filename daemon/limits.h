@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Per-client and per-user limits on what one party may take of the
+ * daemon: objects of each type, the daemon's memory mappings (its
+ * vm.max_map_count is shared by everybody) and registered bytes.  Over a
+ * limit a verb fails with ENOMEM, as the kernel's do.
+ */
+#ifndef SOFTRDMA_DAEMON_LIMITS_H
+#define SOFTRDMA_DAEMON_LIMITS_H
+
+#include <assert.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+enum srd_res {
+	SRD_RES_PD,
+	SRD_RES_MR,
+	SRD_RES_CQ,
+	SRD_RES_QP,
+	SRD_RES_SRQ,
+	SRD_RES_AH,
+	SRD_RES_MW,
+	SRD_RES_DM,
+	SRD_RES_CHANNEL,
+	SRD_RES_MAPS,  /* daemon memory mappings */
+	SRD_RES_BYTES, /* registered bytes */
+	SRD_RES_NUM
+};
+
+/* What one client or one user holds. */
+struct srd_usage {
+	uint64_t n[SRD_RES_NUM];
+};
+
+struct srd_limits {
+	uint64_t client[SRD_RES_NUM];
+	uint64_t user[SRD_RES_NUM];
+};
+
+/* Config keyword of a resource ("qp", "mr_bytes", ...); -1 if unknown. */
+int limits_res_by_name(const char *name);
+const char *limits_res_name(enum srd_res r);
+
+static_assert(SRD_RES_NUM == 11, "SRD_ADMIN_USAGE_NRES");
+
+#endif
