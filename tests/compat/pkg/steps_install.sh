@@ -119,17 +119,26 @@ ok "system daemon: pid $daemon, /usr/bin/softrdmad"
 user=srd-pkg
 useradd -M -s /bin/sh "$user" 2>/dev/null || true
 as_user() { setpriv --reuid="$user" --regid="$user" --init-groups -- "$@"; }
-as_user /usr/bin/ibv_rc_pingpong -g 0 -n 500 -s 4096 -c >/tmp/server.out 2>&1 &
+# setpriv itself in the background (not a function's subshell), so $! is
+# the server's pid once setpriv execs it.
+setpriv --reuid="$user" --regid="$user" --init-groups -- \
+	/usr/bin/ibv_rc_pingpong -g 0 -n 500 -s 4096 -c >/tmp/server.out 2>&1 &
 server=$!
+# Once it has loaded a libibverbs (setpriv execs it): the package's.
+tries=0
+until grep -q '/libibverbs\.so' "/proc/$server/maps" 2>/dev/null; do
+	tries=$((tries + 1))
+	[ "$tries" -lt 200 ] || fail "the server never mapped a libibverbs"
+	sleep 0.05
+done
+grep -q " $lib/libibverbs.so.1.14.44.0$" "/proc/$server/maps" ||
+	fail "server maps $(grep -o '/[^ ]*libibverbs[^ ]*' "/proc/$server/maps" | head -n 1)"
 tries=0
 until as_user /usr/bin/ibv_rc_pingpong -g 0 -n 500 -s 4096 -c 127.0.0.1 \
 	>/tmp/client.out 2>&1; do
 	tries=$((tries + 1))
 	[ "$tries" -lt 100 ] && kill -0 "$server" 2>/dev/null ||
 		{ cat /tmp/server.out /tmp/client.out; fail "ibv_rc_pingpong"; }
-	# While the server waits: it maps the package's library.
-	grep -q " $lib/libibverbs.so.1.14.44.0$" "/proc/$server/maps" ||
-		fail "server does not map $lib/libibverbs.so.1.14.44.0"
 	sleep 0.1
 done
 wait "$server" || { cat /tmp/server.out; fail "ibv_rc_pingpong server"; }
