@@ -13,6 +13,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "daemon/activation.h"
 #include "daemon/core.h"
 #include "daemon/link.h"
 #include "daemon/net/net.h"
@@ -42,7 +43,11 @@ static void usage(FILE *f)
 		"                      if it exists; \"\": none)\n"
 		"  --no-default-device no softrdma0 on lo\n"
 		"  --verbose           log debug messages too\n"
-		"  --help              this text\n",
+		"  --help              this text\n"
+		"With LISTEN_PID and LISTEN_FDS=1 (a systemd socket unit), it "
+		"serves the\n"
+		"listening socket passed as fd 3 instead of binding "
+		"--socket.\n",
 		SRD_SOCKET_ENV, SRD_SOCKET_DEFAULT, SRD_SPIN_YIELD_ENV,
 		SRD_CONFIG_ENV, SRD_CONFIG_DEFAULT);
 	srd_net_usage(f);
@@ -177,11 +182,28 @@ int main(int argc, char **argv)
 	static struct srd_config config;
 	bool foreground = false;
 	int level = SRD_LOG_INFO;
-	int c, fd, log_fd = -1, err;
+	static char activated_name[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	int c, fd, log_fd = -1, err, passed;
 
-	/* Whatever the starter left open (pipes of a test runner, its
-	 * sockets) must not be held for the daemon's lifetime. */
-	close_range(3, ~0u, 0);
+	/* A socket unit's listening socket comes as fd 3; whatever else the
+	 * starter left open (pipes of a test runner, its sockets) must not
+	 * be held for the daemon's lifetime. */
+	passed = srd_listen_fds();
+	close_range(SRD_LISTEN_FDS_START +
+			    (unsigned int)(passed > 0 ? passed : 0),
+		    ~0u, 0);
+	if (passed < 0) {
+		fprintf(stderr, "softrdmad: bad LISTEN_PID/LISTEN_FDS: %s\n",
+			strerror(-passed));
+		return 1;
+	}
+	if (passed > 1) {
+		fprintf(stderr,
+			"softrdmad: %d sockets passed, one expected (a "
+			"ListenSequentialPacket= socket)\n",
+			passed);
+		return 1;
+	}
 	srd_net_config_defaults();
 	o.socket_name = getenv(SRD_SOCKET_ENV);
 	if (!o.socket_name || !*o.socket_name)
@@ -244,7 +266,23 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	raise_fd_limit();
 
-	fd = listen_on(o.socket_name);
+	if (passed == 1) {
+		/* The name is the socket's, whatever --socket says. */
+		fd = SRD_LISTEN_FDS_START;
+		err = srd_activated_socket(fd, activated_name,
+					   sizeof(activated_name));
+		if (err) {
+			fprintf(stderr,
+				"softrdmad: passed socket (fd %d): %s; it must "
+				"be an abstract SOCK_SEQPACKET one "
+				"(ListenSequentialPacket=@name)\n",
+				fd, strerror(-err));
+			return 1;
+		}
+		o.socket_name = activated_name;
+	} else {
+		fd = listen_on(o.socket_name);
+	}
 	if (fd == -EADDRINUSE)
 		return 0; /* another daemon won the race: fine */
 	if (fd < 0) {
