@@ -160,6 +160,8 @@ struct srd_device_caps_ex {
 	uint16_t max_cq_count;		    /* CQ moderation */
 	uint16_t max_cq_period;		    /* µs */
 	uint32_t rsvd;
+	/* device_cap_flags_ex above bit 31 (IB_UVERBS_DEVICE_*) */
+	uint64_t cap_flags_hi;
 };
 struct srd_query_device_rep {
 	struct ibv_device_attr attr;

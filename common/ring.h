@@ -89,8 +89,11 @@ struct srd_send_wqe {
 	uint32_t rkey;	      /* BIND_MW: the window's new rkey */
 	uint64_t remote_addr; /* BIND_MW: the window's address */
 	union {
+		/* atomics; ATOMIC_WRITE: compare_add holds the 8 bytes as
+		 * the application gave them; FLUSH: compare_add is the
+		 * length, swap srd_wqe_flush_bits() */
 		struct {
-			uint64_t compare_add; /* atomics */
+			uint64_t compare_add;
 			uint64_t swap;
 		};
 		/* BIND_MW; imm_data holds the window's current rkey, as
@@ -109,6 +112,13 @@ struct srd_send_wqe {
 	uint32_t rsvd1;
 };
 static_assert(sizeof(struct srd_send_wqe) == 64, "send wqe layout");
+
+/* A FLUSH WQE's placement type (bits 3:0) and selectivity level (5:4),
+ * laid out as the FETH carries them. */
+static inline uint64_t srd_wqe_flush_bits(uint8_t type, uint8_t level)
+{
+	return (uint64_t)(type & 0xf) | (uint64_t)(level & 0x3) << 4;
+}
 
 /* Receive queue (and SRQ) slot header, followed by num_sge srd_sge. */
 struct srd_recv_wqe {

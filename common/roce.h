@@ -73,6 +73,10 @@ enum roce_opcode {
 	ROCE_RC_FETCH_ADD = 0x14,
 	ROCE_RC_SEND_LAST_INV = 0x16,
 	ROCE_RC_SEND_ONLY_INV = 0x17,
+	/* IBTA 1.5 (Annex A19): FETH + RETH; RETH + 8 bytes of payload.
+	 * Both are answered by a zero-length RDMA READ RESPONSE ONLY. */
+	ROCE_RC_FLUSH = 0x1c,
+	ROCE_RC_ATOMIC_WRITE = 0x1d,
 
 	ROCE_UC_SEND_FIRST = 0x20,
 	ROCE_UC_SEND_MIDDLE = 0x21,
@@ -145,6 +149,23 @@ enum roce_nak_code {
 	ROCE_NAK_INVALID_RD_REQ = 4,
 };
 #define ROCE_AETH_MSN_MASK 0xffffffu
+
+/* --- FLUSH Extended Transport Header (4 bytes, IBTA 1.5 A19.4.1) ---------- */
+/* resv26, selectivity level (5:4), placement type (3:0); before the RETH */
+struct roce_feth {
+	uint32_t bits;
+} __attribute__((packed));
+static_assert(sizeof(struct roce_feth) == 4, "FETH is 4 bytes");
+#define ROCE_FETH_PLT_MASK 0x0fu
+#define ROCE_FETH_SEL_MASK 0x30u
+#define ROCE_FETH_SEL_SHIFT 4
+/* placement types, selectivity levels */
+#define ROCE_FLUSH_GLOBAL 0x1u
+#define ROCE_FLUSH_PERSISTENT 0x2u
+#define ROCE_FLUSH_RANGE 0u
+#define ROCE_FLUSH_MR 1u
+/* ATOMIC WRITE carries exactly this many payload bytes */
+#define ROCE_ATOMIC_WRITE_BYTES 8
 
 /* --- Atomic Extended Transport Header (28 bytes) -------------------------- */
 struct roce_atmeth {

@@ -135,6 +135,12 @@ static void fill_attr(struct srd_device *dev)
 	dev->caps_ex.completion_timestamp_mask = SRD_DEV_CLOCK_MASK;
 	dev->caps_ex.max_cq_count = SRD_CQ_MOD_MAX_COUNT;
 	dev->caps_ex.max_cq_period = SRD_CQ_MOD_MAX_PERIOD;
+	/* IBTA 1.5 ATOMIC WRITE and FLUSH, as rxe reports them (a
+	 * persistent flush needs an MR over persistent memory, which no
+	 * registration here is). */
+	dev->caps_ex.cap_flags_hi = IB_UVERBS_DEVICE_FLUSH_GLOBAL |
+				    IB_UVERBS_DEVICE_FLUSH_PERSISTENT |
+				    IB_UVERBS_DEVICE_ATOMIC_WRITE;
 }
 
 /* Removed devices that something may still refer to. */

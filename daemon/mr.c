@@ -26,13 +26,16 @@
 	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |                \
 	 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC |               \
 	 IBV_ACCESS_MW_BIND | IBV_ACCESS_ZERO_BASED | IBV_ACCESS_HUGETLB | \
-	 IBV_ACCESS_OPTIONAL_RANGE)
+	 IBV_ACCESS_FLUSH_GLOBAL | IBV_ACCESS_OPTIONAL_RANGE)
 
 /* The kernel's ib_check_mr_access() rules. */
 static int mr_access_check(uint32_t access)
 {
 	if (access & IBV_ACCESS_ON_DEMAND)
 		return -EOPNOTSUPP;
+	/* As rxe over memory that is not persistent (no pmem here). */
+	if (access & IBV_ACCESS_FLUSH_PERSISTENT)
+		return -EINVAL;
 	if (access & ~MR_ACCESS_KNOWN)
 		return -EINVAL;
 	if ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
@@ -45,7 +48,7 @@ static int mr_access_keep(uint32_t access)
 {
 	return access & (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 			 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC |
-			 IBV_ACCESS_MW_BIND);
+			 IBV_ACCESS_MW_BIND | IBV_ACCESS_FLUSH_GLOBAL);
 }
 
 /* How the daemon reaches the memory of one registration. */

@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include <infiniband/softrdma.h>
 #include <infiniband/verbs.h>
 
 #include "common/list.h"

@@ -11,7 +11,8 @@
 #define QP_ACCESS_KNOWN                                      \
 	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |  \
 	 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC | \
-	 IBV_ACCESS_MW_BIND)
+	 IBV_ACCESS_MW_BIND | IBV_ACCESS_FLUSH_GLOBAL |      \
+	 IBV_ACCESS_FLUSH_PERSISTENT)
 #define PSN_MASK 0xffffff
 
 static int check_values(const struct srd_qp *qp, const struct ibv_qp_attr *a,

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include <infiniband/softrdma.h>
 #include <infiniband/verbs.h>
 
 #include "common/list.h"
@@ -237,6 +238,8 @@ struct srd_qp {
 	union {
 		struct ibv_qp qp;
 		struct ibv_qp_ex qp_ex;
+		/* rdma-core 47's layout: wr_flush follows qp_ex */
+		struct softrdma_qp_ex_flush qp_ex_flush;
 	};
 	struct srd_evobj ev;
 	struct srd_hnode qpn_node;     /* key: qp_num */

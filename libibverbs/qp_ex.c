@@ -16,7 +16,8 @@ static const uint64_t ops_rc =
 	IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |
 	IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
 	IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_SEND_WITH_INV |
-	IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_LOCAL_INV;
+	IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_LOCAL_INV |
+	IBV_QP_EX_WITH_ATOMIC_WRITE | IBV_QP_EX_WITH_FLUSH;
 static const uint64_t ops_uc =
 	IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
 	IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |
@@ -53,7 +54,9 @@ static struct srd_send_wqe *wr_open(struct ibv_qp_ex *x, enum ibv_wr_opcode op)
 	qp->wr_cur = NULL;
 	if (qp->wr_err)
 		return NULL;
-	if (!srd_opcode_valid(x->qp_base.qp_type, op)) {
+	if (!srd_opcode_valid(x->qp_base.qp_type, op) &&
+	    !((op == IBV_WR_ATOMIC_WRITE || op == IBV_WR_FLUSH) &&
+	      x->qp_base.qp_type == IBV_QPT_RC)) {
 		qp->wr_err = EINVAL;
 		return NULL;
 	}
@@ -174,6 +177,47 @@ static void wr_atomic_fetch_add(struct ibv_qp_ex *x, uint32_t rkey,
 		w->remote_addr = raddr;
 		w->compare_add = add;
 	}
+}
+
+/* The 8 bytes land at the target in one piece (IBTA 1.5 A19.5). */
+static void wr_atomic_write(struct ibv_qp_ex *x, uint32_t rkey, uint64_t raddr,
+			    const void *atomic_wr)
+{
+	struct srd_send_wqe *w;
+
+	if (!atomic_wr) {
+		qp_of(x)->wr_err = EINVAL;
+		return;
+	}
+	w = wr_open(x, IBV_WR_ATOMIC_WRITE);
+	if (w) {
+		w->rkey = rkey;
+		w->remote_addr = raddr;
+		memcpy(&w->compare_add, atomic_wr, sizeof(w->compare_add));
+	}
+	/* The payload is in the WQE: no data segments follow. */
+	qp_of(x)->wr_cur = NULL;
+}
+
+static void wr_flush(struct ibv_qp_ex *x, uint32_t rkey, uint64_t raddr,
+		     size_t len, uint8_t type, uint8_t level)
+{
+	struct srd_send_wqe *w;
+
+	/* As rdma-core's checks: a known placement type and level. */
+	if (!type || (type & ~(IBV_FLUSH_GLOBAL | IBV_FLUSH_PERSISTENT)) ||
+	    level > IBV_FLUSH_MR || len > UINT32_MAX) {
+		qp_of(x)->wr_err = EINVAL;
+		return;
+	}
+	w = wr_open(x, IBV_WR_FLUSH);
+	if (w) {
+		w->rkey = rkey;
+		w->remote_addr = raddr;
+		w->compare_add = len;
+		w->swap = srd_wqe_flush_bits(type, level);
+	}
+	qp_of(x)->wr_cur = NULL;
 }
 
 static void wr_set_ud_addr(struct ibv_qp_ex *x, struct ibv_ah *ah,
@@ -327,6 +371,10 @@ static void init_ops(struct srd_qp *qp, uint64_t ops)
 		x->wr_bind_mw = wr_bind_mw;
 	if (ops & IBV_QP_EX_WITH_LOCAL_INV)
 		x->wr_local_inv = wr_local_inv;
+	if (ops & IBV_QP_EX_WITH_ATOMIC_WRITE)
+		x->wr_atomic_write = wr_atomic_write;
+	if (ops & IBV_QP_EX_WITH_FLUSH)
+		qp->qp_ex_flush.wr_flush = wr_flush;
 	qp->has_ex = true;
 }
 

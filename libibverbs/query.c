@@ -54,7 +54,8 @@ int srd_query_device_ex(struct ibv_context *context,
 	ex.cq_mod_caps.max_cq_count = rep.ex.max_cq_count;
 	ex.cq_mod_caps.max_cq_period = rep.ex.max_cq_period;
 	ex.max_dm_size = rep.ex.max_dm_size;
-	ex.device_cap_flags_ex = ex.orig_attr.device_cap_flags;
+	ex.device_cap_flags_ex = ex.orig_attr.device_cap_flags |
+				 rep.ex.cap_flags_hi;
 	ex.phys_port_cnt_ex = ex.orig_attr.phys_port_cnt;
 	ex.max_wq_type_rq = 0;
 	memcpy(attr, &ex, attr_size < sizeof(ex) ? attr_size : sizeof(ex));

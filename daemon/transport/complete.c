@@ -29,6 +29,10 @@ static uint8_t send_wc_opcode(uint8_t wr_opcode)
 		return IBV_WC_LOCAL_INV;
 	case IBV_WR_BIND_MW:
 		return IBV_WC_BIND_MW;
+	case IBV_WR_ATOMIC_WRITE:
+		return IBV_WC_ATOMIC_WRITE;
+	case IBV_WR_FLUSH:
+		return IBV_WC_FLUSH;
 	default:
 		return IBV_WC_SEND;
 	}

@@ -245,6 +245,20 @@ static enum comp_state check_ack(struct comp_ctx *c)
 	if (pkt->mask & OPF_READ) {
 		uint32_t want = (s->first_psn + s->rd_pkts) & ROCE_PSN_MASK;
 
+		/* ATOMIC WRITE and FLUSH are answered by a READ RESPONSE
+		 * ONLY without data (IBTA 1.5 A19, as rxe). */
+		if (s->w.opcode == IBV_WR_ATOMIC_WRITE ||
+		    s->w.opcode == IBV_WR_FLUSH) {
+			if (pkt->psn != s->first_psn)
+				return CS_DONE;
+			if (pkt->opcode != ROCE_RC_READ_RESPONSE_ONLY ||
+			    pkt->paylen ||
+			    (syn & ROCE_AETH_TYPE_MASK) != ROCE_AETH_ACK) {
+				c->status = IBV_WC_BAD_RESP_ERR;
+				return CS_ERROR;
+			}
+			return CS_COMPLETE;
+		}
 		if (s->kind != SWQE_K_READ)
 			return CS_DONE;
 		/* A response beyond the next one: some went missing. */
@@ -257,6 +271,11 @@ static enum comp_state check_ack(struct comp_ctx *c)
 	if (pkt->opcode == ROCE_RC_ATOMIC_ACKNOWLEDGE) {
 		if (s->kind != SWQE_K_ATOMIC || pkt->psn != s->first_psn)
 			return CS_DONE;
+		if (s->w.opcode == IBV_WR_ATOMIC_WRITE ||
+		    s->w.opcode == IBV_WR_FLUSH) {
+			c->status = IBV_WC_BAD_RESP_ERR;
+			return CS_ERROR;
+		}
 		return CS_ATOMIC;
 	}
 	if (pkt->opcode != ROCE_RC_ACKNOWLEDGE)

@@ -127,6 +127,7 @@ enum srd_res_type {
 	SRD_RES_NONE,
 	SRD_RES_READ,
 	SRD_RES_ATOMIC,
+	SRD_RES_RESP0, /* ATOMIC WRITE, FLUSH: a zero-length READ response */
 };
 
 /* Responder resource: what a duplicate READ or atomic needs to replay. */

@@ -10,6 +10,7 @@
 #define ATMACK 8
 #define IMM 4
 #define IETH 4
+#define FETH 4
 
 #define REQ (OPF_VALID | OPF_REQ)
 #define RSP (OPF_VALID | OPF_RESP)
@@ -81,6 +82,12 @@ const struct srd_opcode_info srd_opcodes[256] = {
 	OP(ROCE_RC_SEND_ONLY_INV, "RC_SEND_ONLY_WITH_INVALIDATE",
 	   REQ | OPF_SEND | OPF_ONLY | OPF_PAYLOAD | OPF_RWQE | OPF_IETH,
 	   BTH + IETH),
+	/* IBTA 1.5 Annex A19, as Linux rxe (6.2) names and builds them */
+	OP(ROCE_RC_FLUSH, "RC_FLUSH",
+	   REQ | OPF_FLUSH | OPF_ONLY | OPF_FETH | OPF_RETH, BTH + FETH + RETH),
+	OP(ROCE_RC_ATOMIC_WRITE, "RC_ATOMIC_WRITE",
+	   REQ | OPF_ATOMIC_WRITE | OPF_ONLY | OPF_RETH | OPF_PAYLOAD,
+	   BTH + RETH),
 
 	SEND_WRITE_ROWS(ROCE_TR_UC, "UC_"),
 
@@ -99,10 +106,10 @@ unsigned int srd_op_hdr_offset(uint8_t opcode, uint32_t hdr)
 		uint32_t bit;
 		uint8_t len;
 	} order[] = {
-		{ OPF_DETH, DETH },	{ OPF_RETH, RETH },
-		{ OPF_ATMETH, ATMETH }, { OPF_AETH, AETH },
-		{ OPF_ATMACK, ATMACK }, { OPF_IMM, IMM },
-		{ OPF_IETH, IETH },
+		{ OPF_DETH, DETH }, { OPF_FETH, FETH },
+		{ OPF_RETH, RETH }, { OPF_ATMETH, ATMETH },
+		{ OPF_AETH, AETH }, { OPF_ATMACK, ATMACK },
+		{ OPF_IMM, IMM },   { OPF_IETH, IETH },
 	};
 	uint32_t mask = srd_opcodes[opcode].mask;
 	unsigned int off = BTH;

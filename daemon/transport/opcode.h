@@ -39,6 +39,12 @@ enum srd_op_flags {
 	/* the message consumes a receive WQE when it completes */
 	OPF_RWQE = 1u << 18,
 	OPF_VALID = 1u << 19,
+	/* IBTA 1.5: the FLUSH Extended Transport Header; FLUSH; ATOMIC
+	 * WRITE.  Both are one-packet requests answered by a zero-length
+	 * READ RESPONSE ONLY, replayed from a responder resource. */
+	OPF_FETH = 1u << 20,
+	OPF_FLUSH = 1u << 21,
+	OPF_ATOMIC_WRITE = 1u << 22,
 };
 
 struct srd_opcode_info {

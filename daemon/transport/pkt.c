@@ -47,6 +47,12 @@ int srd_pkt_hdr_write(const struct srd_pkt *pkt, uint8_t *buf, size_t len)
 		put(buf, srd_op_hdr_offset(pkt->opcode, OPF_DETH), &h,
 		    sizeof(h));
 	}
+	if (m & OPF_FETH) {
+		struct roce_feth h = { .bits = htobe32(pkt->feth) };
+
+		put(buf, srd_op_hdr_offset(pkt->opcode, OPF_FETH), &h,
+		    sizeof(h));
+	}
 	if (m & OPF_RETH) {
 		struct roce_reth h = {
 			.va = htobe64(pkt->reth.va),
@@ -130,6 +136,13 @@ int srd_pkt_hdr_read(struct srd_pkt *pkt, const uint8_t *buf, size_t len)
 		    sizeof(h));
 		pkt->deth.qkey = be32toh(h.qkey);
 		pkt->deth.sqp = be32toh(h.sqp) & ROCE_QPN_MASK;
+	}
+	if (m & OPF_FETH) {
+		struct roce_feth h;
+
+		get(&h, buf, srd_op_hdr_offset(pkt->opcode, OPF_FETH),
+		    sizeof(h));
+		pkt->feth = be32toh(h.bits);
 	}
 	if (m & OPF_RETH) {
 		struct roce_reth h;

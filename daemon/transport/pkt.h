@@ -55,6 +55,7 @@ struct srd_pkt {
 	uint64_t atm_orig;
 	uint32_t imm; /* as the application gave it (network order) */
 	uint32_t ieth_rkey;
+	uint32_t feth; /* placement type and selectivity, ROCE_FETH_* */
 	struct {
 		uint32_t qkey;
 		uint32_t sqp;

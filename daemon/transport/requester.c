@@ -261,6 +261,31 @@ static void build_atomic(struct srd_qp_transport *tp, struct srd_swqe *s,
 	pkt->ack_req = true;
 }
 
+/* IBTA 1.5: ATOMIC WRITE (RETH, the 8 bytes as payload) and FLUSH
+ * (FETH, RETH), both one packet answered with a response. */
+static void build_atomic_write(struct srd_swqe *s, struct srd_pkt *pkt)
+{
+	srd_pkt_init(pkt, ROCE_RC_ATOMIC_WRITE);
+	pkt->psn = s->first_psn;
+	pkt->reth.va = s->w.remote_addr;
+	pkt->reth.rkey = s->w.rkey;
+	pkt->reth.len = ROCE_ATOMIC_WRITE_BYTES;
+	dma_init_buf(&pkt->pay, &s->w.compare_add, ROCE_ATOMIC_WRITE_BYTES);
+	pkt->paylen = ROCE_ATOMIC_WRITE_BYTES;
+	pkt->ack_req = true;
+}
+
+static void build_flush(struct srd_swqe *s, struct srd_pkt *pkt)
+{
+	srd_pkt_init(pkt, ROCE_RC_FLUSH);
+	pkt->psn = s->first_psn;
+	pkt->feth = (uint32_t)s->w.swap;
+	pkt->reth.va = s->w.remote_addr;
+	pkt->reth.rkey = s->w.rkey;
+	pkt->reth.len = (uint32_t)s->w.compare_add;
+	pkt->ack_req = true;
+}
+
 /* Send the next packet (or train) of WQE idx (ACTIVE); returns how many
  * packets that was. */
 static uint32_t req_send_one(struct srd_qp_transport *tp, struct srd_swqe *s,
@@ -276,7 +301,12 @@ static uint32_t req_send_one(struct srd_qp_transport *tp, struct srd_swqe *s,
 		tp_set_psn(tp, s->first_psn + s->npkts);
 		break;
 	case SWQE_K_ATOMIC:
-		build_atomic(tp, s, &pkt);
+		if (s->w.opcode == IBV_WR_ATOMIC_WRITE)
+			build_atomic_write(s, &pkt);
+		else if (s->w.opcode == IBV_WR_FLUSH)
+			build_flush(s, &pkt);
+		else
+			build_atomic(tp, s, &pkt);
 		tp_set_psn(tp, s->first_psn + 1);
 		break;
 	default:

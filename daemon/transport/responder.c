@@ -168,6 +168,22 @@ static void send_atomic_ack(struct srd_qp_transport *tp, uint64_t orig,
 	wire_send(tp, &pkt);
 }
 
+/* ATOMIC WRITE and FLUSH are acknowledged by a RDMA READ RESPONSE ONLY
+ * without data (IBTA 1.5 A19; rxe's send_read_response_ack). */
+static void send_resp0(struct srd_qp_transport *tp, uint32_t psn)
+{
+	struct srd_pkt pkt;
+
+	responder_ack_flush(tp);
+	srd_pkt_init(&pkt, ROCE_RC_READ_RESPONSE_ONLY);
+	pkt.psn = psn & ROCE_PSN_MASK;
+	pkt.aeth.syndrome = ACK_SYNDROME;
+	pkt.aeth.msn = tp->msn & ROCE_AETH_MSN_MASK;
+	tp_fill_path(tp, &pkt);
+	tp->cnt.tx_pkts++;
+	wire_send(tp, &pkt);
+}
+
 /* Forget the message in progress; a receive WQE already taken is kept
  * for the next message (UC drops, IBTA class D1). */
 static void abort_msg(struct srd_qp_transport *tp)
@@ -282,6 +298,16 @@ static enum resp_state check_op_seq(struct resp_ctx *c)
 	return RS_DROP_MSG;
 }
 
+#define FLUSH_ACCESS (IBV_ACCESS_FLUSH_GLOBAL | IBV_ACCESS_FLUSH_PERSISTENT)
+
+/* The rights a FLUSH needs, QP and MR alike: one per placement type. */
+static int flush_access(uint32_t feth)
+{
+	return ((feth & ROCE_FLUSH_GLOBAL) ? IBV_ACCESS_FLUSH_GLOBAL : 0) |
+	       ((feth & ROCE_FLUSH_PERSISTENT) ? IBV_ACCESS_FLUSH_PERSISTENT
+					       : 0);
+}
+
 static enum resp_state check_op_valid(struct resp_ctx *c)
 {
 	struct srd_qp_transport *tp = c->tp;
@@ -296,7 +322,13 @@ static enum resp_state check_op_valid(struct resp_ctx *c)
 		return RS_ERR_ACCESS;
 	if ((m & OPF_ATOMIC) && !(access & IBV_ACCESS_REMOTE_ATOMIC))
 		return RS_ERR_ACCESS;
-	if ((m & (OPF_READ | OPF_ATOMIC)) && !qp->attr.max_dest_rd_atomic)
+	if ((m & OPF_ATOMIC_WRITE) && !(access & IBV_ACCESS_REMOTE_WRITE))
+		return RS_ERR_ACCESS;
+	if ((m & OPF_FLUSH) &&
+	    (flush_access(c->pkt->feth) & ~access & FLUSH_ACCESS))
+		return RS_ERR_ACCESS;
+	if ((m & (OPF_READ | OPF_ATOMIC | OPF_ATOMIC_WRITE | OPF_FLUSH)) &&
+	    !qp->attr.max_dest_rd_atomic)
 		return RS_ERR_INV_REQ;
 	if (c->ud && c->pkt->deth.qkey != qp->attr.qkey) {
 		tp->cnt.qkey_drops++;
@@ -366,6 +398,18 @@ static enum resp_state check_length(struct resp_ctx *c)
 	}
 	if (!bad && (m & OPF_READ))
 		bad = pkt->reth.len > SRD_MAX_MSG_SZ;
+	if (m & OPF_ATOMIC_WRITE)
+		bad = len != ROCE_ATOMIC_WRITE_BYTES ||
+		      pkt->reth.len != ROCE_ATOMIC_WRITE_BYTES;
+	if (m & OPF_FLUSH) {
+		uint32_t plt = pkt->feth & ROCE_FETH_PLT_MASK;
+		uint32_t sel = (pkt->feth & ROCE_FETH_SEL_MASK) >>
+			       ROCE_FETH_SEL_SHIFT;
+
+		bad = !plt ||
+		      (plt & ~(ROCE_FLUSH_GLOBAL | ROCE_FLUSH_PERSISTENT)) ||
+		      sel > ROCE_FLUSH_MR || pkt->reth.len > SRD_MAX_MSG_SZ;
+	}
 	if (bad)
 		return c->rc ? RS_ERR_INV_REQ : RS_DROP_MSG;
 
@@ -395,6 +439,30 @@ static enum resp_state check_rkey(struct resp_ctx *c)
 		va = pkt->atm.va;
 		if (!rkey_lookup(d, pkt->atm.rkey, qp->pd, qp->qpn, &va, 8,
 				 IBV_ACCESS_REMOTE_ATOMIC))
+			return RS_ERR_ACCESS;
+		return RS_EXECUTE;
+	}
+	if (m & OPF_ATOMIC_WRITE) {
+		/* Naturally aligned, or invalid (IBTA 1.5 oA19-28). */
+		if (pkt->reth.va & 7)
+			return RS_ERR_INV_REQ;
+		va = pkt->reth.va;
+		if (!rkey_lookup(d, pkt->reth.rkey, qp->pd, qp->qpn, &va,
+				 ROCE_ATOMIC_WRITE_BYTES,
+				 IBV_ACCESS_REMOTE_WRITE))
+			return RS_ERR_ACCESS;
+		return RS_EXECUTE;
+	}
+	if (m & OPF_FLUSH) {
+		bool whole = ((pkt->feth & ROCE_FETH_SEL_MASK) >>
+			      ROCE_FETH_SEL_SHIFT) == ROCE_FLUSH_MR;
+
+		/* The key always; the range only when it is one (a whole
+		 * MR flush ignores va and length, as rxe). */
+		va = pkt->reth.va;
+		if (!rkey_lookup(d, pkt->reth.rkey, qp->pd, qp->qpn, &va,
+				 whole ? 0 : pkt->reth.len,
+				 flush_access(pkt->feth)))
 			return RS_ERR_ACCESS;
 		return RS_EXECUTE;
 	}
@@ -609,6 +677,75 @@ static enum resp_state exec_atomic(struct resp_ctx *c)
 	return RS_DONE;
 }
 
+/*
+ * ATOMIC WRITE: the 8 bytes land with one aligned store, so no reader,
+ * device atomic or CPU, sees half of them; release ordering puts every
+ * earlier write of the QP before it (oA19-27).  Memory reached through
+ * the client's address space is written in one call: atomic with
+ * respect to the device only, as the atomics there.
+ */
+static enum resp_state exec_atomic_write(struct resp_ctx *c)
+{
+	struct srd_qp_transport *tp = c->tp;
+	struct srd_pkt *pkt = c->pkt;
+	uint64_t va = pkt->reth.va, v;
+	struct srd_mr *mr = rkey_lookup(tp->eng->d, pkt->reth.rkey, tp->qp->pd,
+					tp->qp->qpn, &va,
+					ROCE_ATOMIC_WRITE_BYTES,
+					IBV_ACCESS_REMOTE_WRITE);
+	struct srd_dma dst;
+	uint8_t *p;
+
+	if (!mr)
+		return RS_ERR_ACCESS;
+	dma_init_buf(&dst, &v, sizeof(v));
+	if (dma_copy(tp->eng->d, &dst, &pkt->pay, sizeof(v))) {
+		tp->cnt.rx_drops++; /* the source went away: as if lost */
+		return RS_DONE;
+	}
+	p = mr_ptr(mr, va);
+	if (p && !((uintptr_t)p & 7))
+		__atomic_store_n((uint64_t *)p, v, __ATOMIC_RELEASE);
+	else if (mr_write(mr, va, &v, sizeof(v)))
+		return RS_ERR_ACCESS;
+	return RS_COMPLETE;
+}
+
+/*
+ * FLUSH: every write the responder executed before it is in memory the
+ * client maps, so a full fence makes it globally visible.  No MR grants
+ * IBV_ACCESS_FLUSH_PERSISTENT (mr.c: no persistent memory here), so a
+ * persistent flush never gets this far.
+ */
+static enum resp_state exec_flush(struct resp_ctx *c)
+{
+	(void)c;
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	return RS_COMPLETE;
+}
+
+/* ATOMIC WRITE and FLUSH: run, keep a resource for a duplicate, answer. */
+static enum resp_state exec_resp0(struct resp_ctx *c)
+{
+	struct srd_qp_transport *tp = c->tp;
+	struct srd_pkt *pkt = c->pkt;
+	struct srd_resp_res *res;
+	enum resp_state st = (c->m & OPF_FLUSH) ? exec_flush(c)
+						: exec_atomic_write(c);
+
+	if (st != RS_COMPLETE)
+		return st;
+	res = next_res(tp);
+	memset(res, 0, sizeof(*res));
+	res->type = SRD_RES_RESP0;
+	res->first_psn = pkt->psn;
+	res->last_psn = pkt->psn;
+	tp_set_epsn(tp, pkt->psn + 1);
+	tp->msn++;
+	send_resp0(tp, pkt->psn);
+	return RS_DONE;
+}
+
 static enum resp_state execute(struct resp_ctx *c)
 {
 	struct srd_qp_transport *tp = c->tp;
@@ -619,6 +756,8 @@ static enum resp_state execute(struct resp_ctx *c)
 		return exec_read(c);
 	if (m & OPF_ATOMIC)
 		return exec_atomic(c);
+	if (m & (OPF_ATOMIC_WRITE | OPF_FLUSH))
+		return exec_resp0(c);
 	next = (m & OPF_SEND) ? exec_send(c) : exec_write(c);
 	if (next != RS_COMPLETE)
 		return next;
@@ -710,6 +849,13 @@ static enum resp_state duplicate(struct resp_ctx *c)
 		res = find_res(tp, pkt->psn, SRD_RES_ATOMIC);
 		if (res && res->first_psn == pkt->psn)
 			send_atomic_ack(tp, res->orig, pkt->psn);
+		return RS_DONE;
+	}
+	if (c->m & (OPF_ATOMIC_WRITE | OPF_FLUSH)) {
+		/* Answered again, not executed again (oA19-14). */
+		res = find_res(tp, pkt->psn, SRD_RES_RESP0);
+		if (res)
+			send_resp0(tp, pkt->psn);
 		return RS_DONE;
 	}
 	res = find_res(tp, pkt->psn, SRD_RES_READ);

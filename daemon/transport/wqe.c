@@ -68,6 +68,21 @@ static enum ibv_wc_status swqe_check(struct srd_qp_transport *tp,
 		s->kind = SWQE_K_ATOMIC;
 		access = IBV_ACCESS_LOCAL_WRITE;
 		break;
+	case IBV_WR_ATOMIC_WRITE:
+	case IBV_WR_FLUSH:
+		/* One PSN and a response, as an atomic; no local buffer:
+		 * the 8 bytes (or the flush's range) are in the WQE. */
+		if (!rc)
+			return IBV_WC_LOC_QP_OP_ERR;
+		if (w->opcode == IBV_WR_FLUSH &&
+		    (w->compare_add > SRD_MAX_MSG_SZ ||
+		     (w->swap &
+		      ~(uint64_t)(ROCE_FETH_PLT_MASK | ROCE_FETH_SEL_MASK))))
+			return IBV_WC_LOC_QP_OP_ERR;
+		s->kind = SWQE_K_ATOMIC;
+		s->length = w->opcode == IBV_WR_FLUSH ? 0
+						      : ROCE_ATOMIC_WRITE_BYTES;
+		return IBV_WC_SUCCESS;
 	default:
 		return IBV_WC_LOC_QP_OP_ERR;
 	}

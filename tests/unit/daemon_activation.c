@@ -28,7 +28,7 @@ static int bind_abstract(int type, const char *name, bool do_listen)
 	size_t len = strlen(name);
 	int fd = socket(AF_UNIX, type | SOCK_CLOEXEC, 0);
 
-	T_CHECK(fd >= 0);
+	T_ASSERT(fd >= 0);
 	memcpy(sa.sun_path + 1, name, len);
 	T_EQ(bind(fd, (struct sockaddr *)&sa,
 		  offsetof(struct sockaddr_un, sun_path) + 1 + len),
@@ -61,7 +61,7 @@ static bool env_clear(void)
 static int at_fd3(int fd)
 {
 	if (fd != SRD_LISTEN_FDS_START) {
-		T_CHECK(dup2(fd, SRD_LISTEN_FDS_START) == SRD_LISTEN_FDS_START);
+		T_ASSERT(dup2(fd, SRD_LISTEN_FDS_START) == SRD_LISTEN_FDS_START);
 		close(fd);
 	}
 	return SRD_LISTEN_FDS_START;
@@ -82,11 +82,11 @@ static void check_listen_fds(const char *name)
 	 * child to misread. */
 	set_env(other, "1");
 	T_EQ(srd_listen_fds(), 0);
-	T_CHECK(env_clear());
+	T_ASSERT(env_clear());
 
 	set_env(me, "many");
 	T_EQ(srd_listen_fds(), -EINVAL);
-	T_CHECK(env_clear());
+	T_ASSERT(env_clear());
 	set_env(me, "-1");
 	T_EQ(srd_listen_fds(), -EINVAL);
 	set_env("12x", "1");
@@ -96,12 +96,12 @@ static void check_listen_fds(const char *name)
 	T_EQ(fcntl(fd, F_SETFD, 0), 0); /* systemd passes it inheritable */
 	set_env(me, "1");
 	T_EQ(srd_listen_fds(), 1);
-	T_CHECK(env_clear());
-	T_CHECK(fcntl(fd, F_GETFD) & FD_CLOEXEC);
+	T_ASSERT(env_clear());
+	T_ASSERT(fcntl(fd, F_GETFD) & FD_CLOEXEC);
 	T_EQ(srd_activated_socket(fd, got, sizeof(got)), 0);
-	T_CHECK(!strcmp(got, name));
+	T_ASSERT(!strcmp(got, name));
 	flags = fcntl(fd, F_GETFL);
-	T_CHECK(flags >= 0 && (flags & O_NONBLOCK));
+	T_ASSERT(flags >= 0 && (flags & O_NONBLOCK));
 	T_EQ(srd_activated_socket(fd, got, strlen(name)), -ENAMETOOLONG);
 	close(fd);
 }
@@ -123,7 +123,7 @@ static void check_socket_kinds(const char *name)
 	snprintf(path, sizeof(path), "/tmp/srdact.%d", (int)getpid());
 	unlink(path);
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	T_CHECK(fd >= 0);
+	T_ASSERT(fd >= 0);
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
 	T_EQ(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
 	T_EQ(listen(fd, 1), 0);
@@ -131,7 +131,7 @@ static void check_socket_kinds(const char *name)
 	close(fd);
 	unlink(path);
 	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	T_CHECK(fd >= 0);
+	T_ASSERT(fd >= 0);
 	T_EQ(srd_activated_socket(fd, got, sizeof(got)), -EAFNOSUPPORT);
 	close(fd);
 }
@@ -159,7 +159,7 @@ static pid_t start_activated(int type, const char *name, const char *other,
 	pid_t parent = getpid();
 	pid_t pid = fork();
 
-	T_CHECK(pid >= 0);
+	T_ASSERT(pid >= 0);
 	if (pid == 0) {
 		char buf[32];
 
@@ -199,7 +199,7 @@ static int wait_connect(const char *name, pid_t pid)
 		usleep(10000);
 	}
 	fprintf(stderr, "activated daemon did not answer on @%s\n", name);
-	exit(T_FAIL);
+	exit(T_EXIT_FAIL);
 }
 
 static int stop(pid_t pid)
@@ -207,7 +207,7 @@ static int stop(pid_t pid)
 	int st;
 
 	kill(pid, SIGTERM);
-	T_CHECK(waitpid(pid, &st, 0) == pid);
+	T_ASSERT(waitpid(pid, &st, 0) == pid);
 	running = 0;
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
@@ -236,8 +236,8 @@ static void check_daemon(const char *name, const char *other)
 
 	/* A stream socket: refused at start, exit 1. */
 	pid = start_activated(SOCK_STREAM, name, other, PID_CHILD);
-	T_CHECK(waitpid(pid, &st, 0) == pid);
-	T_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 1);
+	T_ASSERT(waitpid(pid, &st, 0) == pid);
+	T_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 1);
 	T_EQ(t_connect(other), -ECONNREFUSED);
 }
 
@@ -253,5 +253,5 @@ int main(void)
 	check_socket_kinds(name);
 	check_daemon(name, other);
 	printf("daemon_activation: ok\n");
-	return T_PASS;
+	return T_EXIT_PASS;
 }

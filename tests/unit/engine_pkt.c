@@ -13,9 +13,10 @@
 #include "daemon/transport/engine.h"
 #include "tests/unit/t_proto.h"
 
-static const uint32_t hdr_bits[] = { OPF_DETH,	 OPF_RETH, OPF_ATMETH, OPF_AETH,
-				     OPF_ATMACK, OPF_IMM,  OPF_IETH };
-static const uint8_t hdr_len[] = { 8, 16, 28, 4, 8, 4, 4 };
+/* In wire order; the FETH (FLUSH) comes before the RETH. */
+static const uint32_t hdr_bits[] = { OPF_DETH, OPF_FETH,   OPF_RETH, OPF_ATMETH,
+				     OPF_AETH, OPF_ATMACK, OPF_IMM,  OPF_IETH };
+static const uint8_t hdr_len[] = { 8, 4, 16, 28, 4, 8, 4, 4 };
 
 static void test_table(void)
 {
@@ -34,7 +35,7 @@ static void test_table(void)
 		/* Exactly one direction, at least one position. */
 		T_ASSERT(!!(i->mask & OPF_REQ) != !!(i->mask & OPF_RESP));
 		T_ASSERT(i->mask & (OPF_FIRST | OPF_MIDDLE | OPF_LAST));
-		for (unsigned int h = 0; h < 7; h++) {
+		for (unsigned int h = 0; h < 8; h++) {
 			if (!(i->mask & hdr_bits[h]))
 				continue;
 			T_ASSERT(srd_op_hdr_offset(op, hdr_bits[h]) >= prev);
@@ -52,7 +53,7 @@ static void test_table(void)
 		T_EQ(!!(i->mask & OPF_DETH),
 		     srd_op_transport(op) == ROCE_TR_UD);
 	}
-	T_EQ(valid, 23 + 12 + 2);
+	T_EQ(valid, 23 + 2 + 12 + 2); /* RC with FLUSH, ATOMIC WRITE */
 	T_EQ(srd_op_request(ROCE_TR_RC, OPF_SEND, OPF_ONLY, true),
 	     ROCE_RC_SEND_ONLY_IMM);
 	T_EQ(srd_op_request(ROCE_TR_UC, OPF_WRITE, OPF_FIRST, false),
