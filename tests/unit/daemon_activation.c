@@ -61,7 +61,8 @@ static bool env_clear(void)
 static int at_fd3(int fd)
 {
 	if (fd != SRD_LISTEN_FDS_START) {
-		T_ASSERT(dup2(fd, SRD_LISTEN_FDS_START) == SRD_LISTEN_FDS_START);
+		T_ASSERT(dup2(fd, SRD_LISTEN_FDS_START) ==
+			 SRD_LISTEN_FDS_START);
 		close(fd);
 	}
 	return SRD_LISTEN_FDS_START;
