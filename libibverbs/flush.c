@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 
+#include "common/wc_opcode.h"
 #include "libibverbs/ibverbs.h"
 
 bool srd_ctx_dead(struct srd_context *ctx)
@@ -23,23 +24,6 @@ bool srd_ctx_dead(struct srd_context *ctx)
 	atomic_thread_fence(memory_order_acquire);
 	atomic_store(&ctx->dead, true);
 	return true;
-}
-
-static uint8_t send_wc_opcode(uint8_t wr_opcode)
-{
-	switch (wr_opcode) {
-	case IBV_WR_RDMA_WRITE:
-	case IBV_WR_RDMA_WRITE_WITH_IMM:
-		return IBV_WC_RDMA_WRITE;
-	case IBV_WR_RDMA_READ:
-		return IBV_WC_RDMA_READ;
-	case IBV_WR_ATOMIC_CMP_AND_SWP:
-		return IBV_WC_COMP_SWAP;
-	case IBV_WR_ATOMIC_FETCH_AND_ADD:
-		return IBV_WC_FETCH_ADD;
-	default:
-		return IBV_WC_SEND;
-	}
 }
 
 static void flush_cqe_init(struct srd_cqe *cqe, struct srd_qp *qp,
@@ -111,7 +95,7 @@ static bool flush_send(struct srd_cq *cq, struct srd_cqe *cqe)
 		if (!take_wq(&qp->sq, &idx))
 			continue;
 		w = srd_wq_slot(&qp->sq, idx);
-		flush_cqe_init(cqe, qp, w->wr_id, send_wc_opcode(w->opcode),
+		flush_cqe_init(cqe, qp, w->wr_id, srd_send_wc_opcode(w->opcode),
 			       idx, 0);
 		return true;
 	}

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "common/wc_opcode.h"
 #include "daemon/transport/engine.h"
 
 static void tp_cq_push(struct srd_qp_transport *tp, struct srd_cq *cq,
@@ -11,31 +12,6 @@ static void tp_cq_push(struct srd_qp_transport *tp, struct srd_cq *cq,
 	/* An overrun CQ is in error; the QP cannot complete anything. */
 	if (cq && cq_push(cq, c) == -ENOSPC)
 		tp_error(tp, IBV_EVENT_QP_FATAL);
-}
-
-static uint8_t send_wc_opcode(uint8_t wr_opcode)
-{
-	switch (wr_opcode) {
-	case IBV_WR_RDMA_WRITE:
-	case IBV_WR_RDMA_WRITE_WITH_IMM:
-		return IBV_WC_RDMA_WRITE;
-	case IBV_WR_RDMA_READ:
-		return IBV_WC_RDMA_READ;
-	case IBV_WR_ATOMIC_CMP_AND_SWP:
-		return IBV_WC_COMP_SWAP;
-	case IBV_WR_ATOMIC_FETCH_AND_ADD:
-		return IBV_WC_FETCH_ADD;
-	case IBV_WR_LOCAL_INV:
-		return IBV_WC_LOCAL_INV;
-	case IBV_WR_BIND_MW:
-		return IBV_WC_BIND_MW;
-	case IBV_WR_ATOMIC_WRITE:
-		return IBV_WC_ATOMIC_WRITE;
-	case IBV_WR_FLUSH:
-		return IBV_WC_FLUSH;
-	default:
-		return IBV_WC_SEND;
-	}
 }
 
 void tp_send_cqe(struct srd_qp_transport *tp, struct srd_swqe *s, uint32_t idx,
@@ -50,7 +26,7 @@ void tp_send_cqe(struct srd_qp_transport *tp, struct srd_swqe *s, uint32_t idx,
 	memset(&c, 0, sizeof(c));
 	c.wr_id = s->w.wr_id;
 	c.status = status;
-	c.opcode = send_wc_opcode(s->w.opcode);
+	c.opcode = srd_send_wc_opcode(s->w.opcode);
 	c.qp_num = qp->qpn;
 	c.wqe_idx = idx;
 	if (status == IBV_WC_SUCCESS)
