@@ -34,6 +34,10 @@ if [ -e "$dir/complete" ]; then
 	echo "$dir"
 	exit 0
 fi
+# The answer (the image's path) is the only line on stdout: whatever the
+# builders print (mkfs.ext4 says "Creating regular file" even with -q)
+# goes to stderr.
+exec 3>&1 1>&2
 rm -rf "$dir.tmp"
 mkdir -p "$dir.tmp"
 cd "$dir.tmp"
@@ -108,4 +112,4 @@ touch "$dir/complete"
 # Images of other versions of the builder: one is enough on a disk.
 find "$IL_CACHE" -maxdepth 1 -name 'image-*' -not -path "$dir" \
 	-exec rm -rf {} + 2>/dev/null || true
-echo "$dir"
+echo "$dir" >&3
