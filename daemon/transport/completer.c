@@ -89,50 +89,13 @@ static void reset_retries(struct srd_qp_transport *tp)
 static void advance_una(struct srd_qp_transport *tp, uint32_t psn)
 {
 	uint32_t next = (psn + 1) & ROCE_PSN_MASK;
-	uint32_t acked;
 
 	if (roce_psn_cmp(next, tp->una_psn) <= 0)
 		return;
-	acked = (next - tp->una_psn) & ROCE_PSN_MASK;
-	if (tp->cwnd < tp->ssthresh) {
-		/* Below the last loss's half window (or before any loss):
-		 * grow by what arrived, doubling each round trip; a clean
-		 * path reaches the full window in a few. */
-		tp->cwnd = tp->cwnd + acked < SRD_MAX_UNACKED ? tp->cwnd + acked
-							      : SRD_MAX_UNACKED;
-	} else {
-		/* Near what the path took last time: one packet a window,
-		 * so a peer that drops above some depth (rxe behind a slow
-		 * guest's queue) sees few losses, each resending little. */
-		tp->cwnd_acc += acked;
-		while (tp->cwnd_acc >= tp->cwnd && tp->cwnd < SRD_MAX_UNACKED) {
-			tp->cwnd_acc -= tp->cwnd;
-			tp->cwnd++;
-		}
-		if (tp->cwnd_acc > tp->cwnd)
-			tp->cwnd_acc = tp->cwnd;
-	}
+	cwnd_acked(tp, (next - tp->una_psn) & ROCE_PSN_MASK);
 	tp->una_psn = next;
 	if (tp->recovering && roce_psn_cmp(next, tp->recover_psn) >= 0)
 		tp->recovering = false;
-}
-
-/* A loss: half of what was in flight may go before the next ACK.  The
- * NAKs and implied retries of one window's losses count once. */
-static void cwnd_loss(struct srd_qp_transport *tp, bool timeout)
-{
-	uint32_t in = tp_inflight(tp), w = tp->cwnd < in ? tp->cwnd : in;
-
-	if (tp->recovering && !timeout)
-		return;
-	w /= 2;
-	if (w < SRD_CWND_MIN)
-		w = SRD_CWND_MIN;
-	tp->ssthresh = w;
-	tp->cwnd = timeout ? SRD_CWND_MIN : w;
-	tp->cwnd_acc = 0;
-	tp->recovering = true;
-	tp->recover_psn = tp->psn_max;
 }
 
 static bool is_rd_atomic(const struct srd_swqe *s)

@@ -116,10 +116,7 @@ static void tp_reset(struct srd_qp_transport *tp)
 	tp->epsn = qp->attr.rq_psn & ROCE_PSN_MASK;
 	tp->msn = 0;
 	tp->noack_pkts = 0;
-	tp->cwnd = SRD_CWND_INIT;
-	tp->ssthresh = SRD_MAX_UNACKED;
-	tp->cwnd_acc = 0;
-	tp->recovering = false;
+	cwnd_reset(tp);
 	tp->rd_atomic = 0;
 	tp->retry_left = qp->attr.retry_cnt;
 	tp->rnr_left = qp->attr.rnr_retry;

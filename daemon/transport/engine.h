@@ -333,6 +333,13 @@ void responder_reset(struct srd_qp_transport *tp);
 void responder_reset_msg(struct srd_qp_transport *tp);
 int responder_set_resources(struct srd_qp_transport *tp, uint32_t n);
 
+/* --- cwnd.c: the RC congestion window --- */
+void cwnd_reset(struct srd_qp_transport *tp);
+/* una_psn is about to move on by acked packets. */
+void cwnd_acked(struct srd_qp_transport *tp, uint32_t acked);
+/* A loss seen by a sequence NAK or an implied retry, or a timeout. */
+void cwnd_loss(struct srd_qp_transport *tp, bool timeout);
+
 /* --- completer.c --- */
 void completer_rx(struct srd_qp_transport *tp, struct srd_pkt *pkt);
 /* Complete a local error at the head of the SQ, if there is one. */
