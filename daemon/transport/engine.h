@@ -32,6 +32,11 @@
 #define SRD_MAX_UNACKED 8192	     /* PSN window of a requester */
 #define SRD_CWND_MIN 16		     /* smallest window after losses */
 #define SRD_CWND_INIT 64	     /* window of a new connection */
+/* A round trip longer than the path's own by this much (and by the
+ * path's own again) means a queue is building toward the peer. */
+#define SRD_QDELAY_NS 2000000ull
+#define SRD_RTT_EPOCH_NS \
+	2000000000ull /* the path's round trip is kept this long */
 
 /* Per-QP counters (as rdma statistic shows them). */
 struct srd_tp_counters {
@@ -45,9 +50,10 @@ struct srd_tp_counters {
 	uint64_t seq_naks_rcvd;
 	uint64_t dup_requests;
 	uint64_t qkey_drops;
-	uint64_t no_rwqe_drops; /* UC/UD message with no receive WQE */
-	uint64_t uc_drops;	/* UC messages dropped by the responder */
-	uint64_t rx_drops;	/* out of state, bad opcode for the QP */
+	uint64_t no_rwqe_drops;	 /* UC/UD message with no receive WQE */
+	uint64_t uc_drops;	 /* UC messages dropped by the responder */
+	uint64_t rx_drops;	 /* out of state, bad opcode for the QP */
+	uint64_t delay_backoffs; /* window cuts for a growing round trip */
 };
 
 /* Engine-wide state. */
@@ -179,6 +185,16 @@ struct srd_qp_transport {
 	uint32_t cwnd_acc; /* packets acknowledged toward the next +1 */
 	uint32_t recover_psn;
 	bool recovering;
+	/* One round trip measured at a time: the newest PSN sent when none
+	 * was being timed, until an ACK covers it; a resend cancels it.
+	 * The smallest of this epoch's and the last epoch's samples is the
+	 * path's own round trip (cwnd.c). */
+	bool rtt_armed;
+	uint32_t rtt_psn;
+	uint64_t rtt_t0;
+	uint64_t rtt_epoch;
+	uint64_t rtt_min_cur;
+	uint64_t rtt_min_prev;
 	uint32_t rd_atomic; /* READ/atomic WQEs outstanding */
 	uint8_t retry_left;
 	uint8_t rnr_left;
@@ -244,14 +260,27 @@ static inline enum ibv_qp_state tp_state(const struct srd_qp_transport *tp)
 	return tp->qp->attr.qp_state;
 }
 
+/* --- cwnd.c: the RC congestion window --- */
+void cwnd_reset(struct srd_qp_transport *tp);
+/* psn_max moved on: new data went out. */
+void cwnd_sent_new(struct srd_qp_transport *tp);
+/* The requester goes back to resend. */
+void cwnd_rewind(struct srd_qp_transport *tp);
+/* una_psn is about to move on by acked packets. */
+void cwnd_acked(struct srd_qp_transport *tp, uint32_t acked);
+/* A loss seen by a sequence NAK or an implied retry, or a timeout. */
+void cwnd_loss(struct srd_qp_transport *tp, bool timeout);
+
 /* The next PSN to send and the next expected, kept in the QP's attributes
  * as well: query_qp reports them live, as rxe does. */
 static inline void tp_set_psn(struct srd_qp_transport *tp, uint32_t psn)
 {
 	tp->psn = psn & ROCE_PSN_MASK;
 	tp->qp->attr.sq_psn = tp->psn;
-	if (roce_psn_cmp(tp->psn, tp->psn_max) > 0)
+	if (roce_psn_cmp(tp->psn, tp->psn_max) > 0) {
 		tp->psn_max = tp->psn;
+		cwnd_sent_new(tp);
+	}
 }
 
 static inline void tp_set_epsn(struct srd_qp_transport *tp, uint32_t psn)
@@ -332,13 +361,6 @@ void responder_reset(struct srd_qp_transport *tp);
  * receive WQE taken (flushing completes it). */
 void responder_reset_msg(struct srd_qp_transport *tp);
 int responder_set_resources(struct srd_qp_transport *tp, uint32_t n);
-
-/* --- cwnd.c: the RC congestion window --- */
-void cwnd_reset(struct srd_qp_transport *tp);
-/* una_psn is about to move on by acked packets. */
-void cwnd_acked(struct srd_qp_transport *tp, uint32_t acked);
-/* A loss seen by a sequence NAK or an implied retry, or a timeout. */
-void cwnd_loss(struct srd_qp_transport *tp, bool timeout);
 
 /* --- completer.c --- */
 void completer_rx(struct srd_qp_transport *tp, struct srd_pkt *pkt);

@@ -462,6 +462,7 @@ void requester_rewind(struct srd_qp_transport *tp, uint32_t psn)
 	}
 	s->state = SWQE_ACTIVE;
 	tp->sq_next = idx;
+	cwnd_rewind(tp);
 	tp_set_psn(tp, psn);
 	tp->noack_pkts = 0;
 	tp->cnt.retransmits++;
