@@ -146,7 +146,8 @@ struct srd_admin_cq_info {
 	uint32_t in_error;
 };
 enum {
-	SRD_ADMIN_MR_F_PVM = 1 << 0, /* reached with process_vm_* */
+	SRD_ADMIN_MR_F_PVM = 1 << 0,	/* reached with process_vm_* */
+	SRD_ADMIN_MR_F_NOKEYS = 1 << 1, /* keys, addr, iova not shown */
 };
 struct srd_admin_mr_info {
 	uint32_t mrn; /* handle */
@@ -182,6 +183,10 @@ struct srd_admin_qp_info {
 	uint32_t max_recv_sge;
 	uint32_t max_inline_data;
 	uint32_t qkey;
+	uint32_t flags; /* SRD_ADMIN_QP_F_* */
+};
+enum {
+	SRD_ADMIN_QP_F_NOKEYS = 1 << 0, /* qkey not shown */
 };
 
 /*

@@ -10,10 +10,10 @@
 
 #include "daemon/admin.h"
 
-/* Fill one entry from obj; false when it does not belong to dev_index
- * (SRD_ADMIN_ALL: everything belongs). */
-typedef bool res_fill_fn(struct srd_daemon *d, void *obj, uint32_t dev_index,
-			 void *out);
+/* Fill one entry from obj for the client who asked; false when it does
+ * not belong to dev_index (SRD_ADMIN_ALL: everything belongs). */
+typedef bool res_fill_fn(const struct srd_client *who, void *obj,
+			 uint32_t dev_index, void *out);
 
 static uint32_t dev_of(const struct srd_device *dev)
 {
@@ -28,6 +28,16 @@ static bool dev_match(uint32_t want, const struct srd_device *dev)
 static uint32_t pid_of(const struct srd_client *c)
 {
 	return c ? (uint32_t)c->pid : 0;
+}
+
+/* Keys and addresses are shown to the daemon's own user and root, as the
+ * kernel shows them to CAP_NET_ADMIN only, and to the object's owner:
+ * another user of a shared daemon who learnt an rkey and an address could
+ * reach the memory behind it. */
+static bool may_see_keys(const struct srd_client *who,
+			 const struct srd_client *owner)
+{
+	return admin_may_change(who) == 0 || (owner && owner->uid == who->uid);
 }
 
 static int list_table(struct srd_client *c, struct srd_req *rq,
@@ -56,7 +66,7 @@ static int list_table(struct srd_client *c, struct srd_req *rq,
 			break;
 		}
 		memset(out + n * entry_size, 0, entry_size);
-		if (fill(c->d, obj, req->dev_index, out + n * entry_size))
+		if (fill(c, obj, req->dev_index, out + n * entry_size))
 			n++;
 	}
 	rep->count = n;
@@ -64,7 +74,7 @@ static int list_table(struct srd_client *c, struct srd_req *rq,
 	return 0;
 }
 
-static bool fill_pd(struct srd_daemon *d, void *obj, uint32_t dev_index,
+static bool fill_pd(const struct srd_client *who, void *obj, uint32_t dev_index,
 		    void *out)
 {
 	const struct srd_pd *pd = obj;
@@ -81,7 +91,7 @@ static bool fill_pd(struct srd_daemon *d, void *obj, uint32_t dev_index,
 	return true;
 }
 
-static bool fill_cq(struct srd_daemon *d, void *obj, uint32_t dev_index,
+static bool fill_cq(const struct srd_client *who, void *obj, uint32_t dev_index,
 		    void *out)
 {
 	const struct srd_cq *cq = obj;
@@ -101,7 +111,7 @@ static bool fill_cq(struct srd_daemon *d, void *obj, uint32_t dev_index,
 	return true;
 }
 
-static bool fill_mr(struct srd_daemon *d, void *obj, uint32_t dev_index,
+static bool fill_mr(const struct srd_client *who, void *obj, uint32_t dev_index,
 		    void *out)
 {
 	const struct srd_mr *mr = obj;
@@ -113,17 +123,21 @@ static bool fill_mr(struct srd_daemon *d, void *obj, uint32_t dev_index,
 	e->dev_index = dev_of(mr->dev);
 	e->pid = pid_of(mr->owner);
 	e->pdn = mr->pd ? mr->pd->handle : SRD_ADMIN_END;
-	e->lkey = mr->lkey;
-	e->rkey = mr->rkey;
 	e->access = (uint32_t)mr->access;
 	e->flags = mr->pvm_pid ? SRD_ADMIN_MR_F_PVM : 0;
+	e->length = mr->length;
+	if (!may_see_keys(who, mr->owner)) {
+		e->flags |= SRD_ADMIN_MR_F_NOKEYS;
+		return true;
+	}
+	e->lkey = mr->lkey;
+	e->rkey = mr->rkey;
 	e->addr = mr->addr;
 	e->iova = mr->iova;
-	e->length = mr->length;
 	return true;
 }
 
-static bool fill_qp(struct srd_daemon *d, void *obj, uint32_t dev_index,
+static bool fill_qp(const struct srd_client *who, void *obj, uint32_t dev_index,
 		    void *out)
 {
 	struct srd_qp *qp = obj;
@@ -151,7 +165,10 @@ static bool fill_qp(struct srd_daemon *d, void *obj, uint32_t dev_index,
 	e->max_send_sge = qp->cap.max_send_sge;
 	e->max_recv_sge = qp->cap.max_recv_sge;
 	e->max_inline_data = qp->cap.max_inline_data;
-	e->qkey = attr.qkey;
+	if (may_see_keys(who, qp->owner))
+		e->qkey = attr.qkey;
+	else
+		e->flags |= SRD_ADMIN_QP_F_NOKEYS;
 	return true;
 }
 

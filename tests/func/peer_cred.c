@@ -8,8 +8,6 @@
  * daemon both serve A.
  */
 #include <fcntl.h>
-#include <grp.h>
-#include <pwd.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -20,31 +18,6 @@
 #include <unistd.h>
 
 #include "t_util.h"
-
-static uid_t user(const char *name)
-{
-	char cmd[160];
-	struct passwd *pw = getpwnam(name);
-
-	if (!pw) {
-		snprintf(cmd, sizeof(cmd),
-			 "useradd -M -r -s /usr/sbin/nologin %s "
-			 ">/dev/null 2>&1",
-			 name);
-		if (system(cmd) != 0)
-			t_skip("cannot create user %s", name);
-		pw = getpwnam(name);
-	}
-	if (!pw)
-		t_skip("no user %s", name);
-	return pw->pw_uid;
-}
-
-static void become(uid_t uid)
-{
-	if (setgroups(0, NULL) || setgid(uid) || setuid(uid))
-		_exit(3);
-}
 
 static int bind_abstract(const char *name)
 {
@@ -75,7 +48,7 @@ static pid_t fake_daemon(uid_t uid, const char *name, int report, bool *ok)
 	if (!pid) {
 		int lfd;
 
-		become(uid);
+		t_become(uid);
 		lfd = bind_abstract(name);
 		c = lfd >= 0 ? 'y' : 'n';
 		if (write(ready[1], &c, 1) != 1 || lfd < 0)
@@ -128,7 +101,7 @@ static int run_a(uid_t uid, const char *name, char *errbuf, size_t len)
 		static char buf[4096];
 
 		dup2(p[1], 2);
-		become(uid);
+		t_become(uid);
 		if (name)
 			setenv("SOFTRDMA_SOCKET", name, 1);
 		else
@@ -197,8 +170,8 @@ int main(void)
 	t_init("peer_cred");
 	if (geteuid() != 0)
 		t_skip("needs root to make two users");
-	a = user("srdtest_a");
-	b = user("srdtest_b");
+	a = t_user("srdtest_a");
+	b = t_user("srdtest_b");
 	t_dev_open(&d); /* root's daemon on this test's name */
 
 	T_OK(pipe(rep) ? errno : 0);

@@ -272,4 +272,10 @@ void t_sock_recv(int fd, void *buf, size_t len);
 /* Both sides call it: returns when the other side has called it too. */
 void t_sock_sync(int fd);
 
+/* A system user of that name, made if missing (root; skips otherwise). */
+uid_t t_user(const char *name);
+/* In a child: drop every group and become uid (gid = uid); exit 3 if the
+ * kernel refuses. */
+void t_become(uid_t uid);
+
 #endif

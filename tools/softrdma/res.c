@@ -101,7 +101,8 @@ static void show_qp(const struct dev_list *l, const struct srd_admin_qp_info *q)
 				 mtu_bytes(q->path_mtu));
 	} else {
 		out_uint("sq-psn", "sq-psn %s ", q->sq_psn);
-		out_hex("qkey", "qkey %s ", q->qkey);
+		if (!(q->flags & SRD_ADMIN_QP_F_NOKEYS))
+			out_hex("qkey", "qkey %s ", q->qkey);
 	}
 	out_uint("pdn", "pdn %s ", q->pdn);
 	if (opt.details) {
@@ -142,13 +143,19 @@ static void show_mr(const struct dev_list *l, const struct srd_admin_mr_info *m)
 	out_obj_open();
 	out_dev(l, m->dev_index);
 	out_uint("mrn", "mrn %s ", m->mrn);
-	out_hex("rkey", "rkey %s ", m->rkey);
-	out_hex("lkey", "lkey %s ", m->lkey);
+	/* Another user's keys are not shown (as rdma-tool shows them only
+	 * with CAP_NET_ADMIN). */
+	if (!(m->flags & SRD_ADMIN_MR_F_NOKEYS)) {
+		out_hex("rkey", "rkey %s ", m->rkey);
+		out_hex("lkey", "lkey %s ", m->lkey);
+	}
 	out_uint("mrlen", "mrlen %s ", m->length);
 	out_uint("pdn", "pdn %s ", m->pdn);
 	if (opt.details) {
-		out_hex("iova", "iova %s ", m->iova);
-		out_hex("addr", "addr %s ", m->addr);
+		if (!(m->flags & SRD_ADMIN_MR_F_NOKEYS)) {
+			out_hex("iova", "iova %s ", m->iova);
+			out_hex("addr", "addr %s ", m->addr);
+		}
 		out_hex("access", "access %s ", m->access);
 		if (m->flags & SRD_ADMIN_MR_F_PVM)
 			out_bool("process-vm", "process-vm %s ", true);
