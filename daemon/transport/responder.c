@@ -1095,7 +1095,7 @@ bool responder_run(struct srd_qp_transport *tp, unsigned int budget)
 				return true;
 			}
 		}
-		srd_pkt_init(&pkt, srd_op_read_response(pos));
+		srd_pkt_init(&pkt, srd_op_read_response(ROCE_TR_RC, pos));
 		pkt.psn = res->cur_psn;
 		pkt.npkts = count;
 		if (pkt.mask & OPF_AETH) {
