@@ -62,6 +62,7 @@ static void add(struct srd_tp_counters *sum, const struct srd_tp_counters *c)
 	sum->no_rwqe_drops += c->no_rwqe_drops;
 	sum->uc_drops += c->uc_drops;
 	sum->rx_drops += c->rx_drops;
+	sum->xrc_srqn_errs += c->xrc_srqn_errs;
 }
 
 static void emit_tp(struct stat_out *o, const struct srd_tp_counters *c)
@@ -79,6 +80,7 @@ static void emit_tp(struct stat_out *o, const struct srd_tp_counters *c)
 	emit(o, "no_rwqe_drops", c->no_rwqe_drops);
 	emit(o, "uc_drops", c->uc_drops);
 	emit(o, "qp_rx_drops", c->rx_drops);
+	emit(o, "xrc_srqn_errs", c->xrc_srqn_errs);
 }
 
 /* The wire's own counters of the device, every one by its name. */
