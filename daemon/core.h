@@ -115,6 +115,9 @@ void limits_client_gone(struct srd_client *c);
 /* Take n of r for c (and its user): 0 or -ENOMEM over a limit. */
 int limits_charge(struct srd_client *c, enum srd_res r, uint64_t n);
 void limits_uncharge(struct srd_client *c, enum srd_res r, uint64_t n);
+/* Take n of r for c even over a limit: what c inherits (a shared XRC
+ * target QP whose owner went) cannot be refused. */
+void limits_charge_over(struct srd_client *c, enum srd_res r, uint64_t n);
 /* table_alloc / table_free of an object of type r owned by c, charged. */
 int64_t res_alloc(struct srd_client *c, enum srd_res r, void *obj);
 void res_free(struct srd_daemon *d, struct srd_client *c, enum srd_res r,

@@ -206,9 +206,9 @@ void xrc_qp_close(struct srd_qp *qp, struct srd_client *c)
 	/* The next holder inherits the QP, its events and its charge. */
 	next = container_of(qp->opens.n.next, struct srd_qp_open, node);
 	limits_uncharge(c, SRD_RES_QP, 1);
-	if (limits_charge(next->c, SRD_RES_QP, 1))
-		srd_log(SRD_LOG_INFO, "pid %d inherits QP 0x%x over its limit",
-			(int)next->c->pid, qp->qpn);
+	limits_uncharge(c, SRD_RES_MAPS, 1);
+	limits_charge_over(next->c, SRD_RES_QP, 1);
+	limits_charge_over(next->c, SRD_RES_MAPS, 1);
 	qp->owner = next->c;
 	qp->user_handle = next->user_handle;
 }
