@@ -4,7 +4,8 @@
 # capture decodes as InfiniBand with no malformed packet and no expert
 # error, the XRC requests (SEND, RDMA WRITE, READ, FETCH ADD) and their
 # XRC responses (ACKNOWLEDGE, READ RESPONSE, ATOMIC ACKNOWLEDGE) are there
-# by opcode, and every request carries the SRQ number it was sent to.
+# by opcode, every request carries the SRQ number it was sent to, and the
+# two requests naming no SRQ of the domain are counted (xrc_srqn_errs).
 # Debian 12's tshark (4.0) names the XRC opcodes but has no dissector for
 # the XRCETH: it shows the 4 bytes after the BTH as "Unknown/Vendor
 # Specific Data", where the SRQ number is read.
@@ -18,6 +19,12 @@ T_DAEMON_ARGS="--wire udp --udp-port 0 --pcap $cap"
 t_start_daemon
 "$prog" >"$T_TMP/run.log" 2>&1 ||
 	{ t_show "$T_TMP/run.log"; t_fail "the traffic run failed"; }
+# The two requests naming no SRQ of the domain (SRQ 0, another domain's)
+# are counted by the target QPs (their totals stay with the device).
+cli=$(dirname "$SOFTRDMAD")/softrdma
+errs=$("$cli" -n -s "$SOFTRDMA_SOCKET" statistic show link softrdma0 |
+	tr ' ' '\n' | awk '$1 == "xrc_srqn_errs" { getline; print }')
+[ "$errs" = 2 ] || t_fail "xrc_srqn_errs ${errs:-missing}, expected 2"
 # The capture is complete once the daemon has exited.
 kill "$T_DAEMON"
 wait "$T_DAEMON" 2>/dev/null
