@@ -364,6 +364,10 @@ void client_async_event(struct srd_client *c, enum ibv_event_type type,
  * (event < 0: none). */
 void qp_enter_error(struct srd_qp *qp, int event);
 
+/* An async event of a QP to its owner (to each holder of a shared XRC
+ * target QP). */
+void qp_async_event(struct srd_qp *qp, enum ibv_event_type type);
+
 /* Look up a QP by number on a device; NULL if none. */
 struct srd_qp *qp_lookup_num(struct srd_daemon *d, uint32_t qpn);
 

@@ -349,5 +349,21 @@ void qp_enter_error(struct srd_qp *qp, int event)
 	qp->attr.cur_qp_state = IBV_QPS_ERR;
 	engine_qp_modified(qp, old, IBV_QP_STATE);
 	if (event >= 0)
-		client_async_event(qp->owner, event, qp->user_handle);
+		qp_async_event(qp, event);
+}
+
+void qp_async_event(struct srd_qp *qp, enum ibv_event_type type)
+{
+	if (qp->type != IBV_QPT_XRC_RECV) {
+		client_async_event(qp->owner, type, qp->user_handle);
+		return;
+	}
+	/* A shared target QP: every holder hears of it, as uverbs' shared
+	 * QP event handler tells each opened QP. */
+	list_for_each (&qp->opens, n) {
+		struct srd_qp_open *o =
+			container_of(n, struct srd_qp_open, node);
+
+		client_async_event(o->c, type, o->user_handle);
+	}
 }

@@ -987,8 +987,7 @@ void responder_rx(struct srd_qp_transport *tp, struct srd_pkt *pkt)
 	tp->cnt.rx_pkts += pkt->npkts;
 	if (qs == IBV_QPS_RTR && !tp->comm_est) {
 		tp->comm_est = true;
-		client_async_event(qp->owner, IBV_EVENT_COMM_EST,
-				   qp->user_handle);
+		qp_async_event(qp, IBV_EVENT_COMM_EST);
 	}
 	/* A READ reply goes out whole before anything that follows it. */
 	if (tp->rd_active) {
