@@ -6,7 +6,9 @@
  * parent moved it to, and receives through it into an XRC SRQ of its own:
  * completions on the child's CQ name the target QP, data intact.  The
  * parent then destroys its handle of the target: the QP lives on for the
- * child, which keeps receiving, until the child lets it go too.
+ * child, which keeps receiving, until the child lets it go too.  A second
+ * target, held by both, goes to the error state on a request naming no
+ * SRQ: each holder gets IBV_EVENT_QP_REQ_ERR for its own handle.
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -42,7 +44,7 @@ static int child(int fd, void *arg)
 	struct ibv_xrcd *xrcd;
 	struct ibv_srq *srq;
 	struct ibv_cq *cq;
-	struct ibv_qp *qp;
+	struct ibv_qp *qp, *qp2;
 	struct hello h;
 	struct t_buf b;
 	struct t_dev d;
@@ -95,6 +97,16 @@ static int child(int fd, void *arg)
 		T_CHECK_FILL(b.p, LEN - i, 100 + i);
 		t_sock_sync(fd);
 	}
+	/* The second target. */
+	t_sock_recv(fd, &h, sizeof(h));
+	oa.qp_num = h.tgt_qpn;
+	oa.qp_context = NULL;
+	qp2 = T_NONNULL(ibv_open_qp(d.ctx, &oa));
+	t_sock_sync(fd);
+	T_EXPECT_ASYNC(d.ctx, IBV_EVENT_QP_REQ_ERR, qp2);
+	T_EQ(t_qp_state(qp2), IBV_QPS_ERR);
+	t_sock_sync(fd);
+	T_OK(ibv_destroy_qp(qp2));
 	T_EQ(ibv_close_xrcd(xrcd), EBUSY);
 	T_OK(ibv_destroy_qp(qp));
 	T_OK(ibv_destroy_srq(srq));
@@ -110,7 +122,7 @@ int main(void)
 {
 	struct ibv_qp_init_attr_ex ia;
 	struct ibv_send_wr wr, *bad;
-	struct ibv_qp *tgt, *ini;
+	struct ibv_qp *tgt, *ini, *ini2;
 	struct ibv_xrcd *xrcd;
 	struct t_ep ei, et;
 	struct ibv_sge sge;
@@ -175,6 +187,42 @@ int main(void)
 		T_EXPECT_WC(cq, &wc, i, IBV_WC_SUCCESS, IBV_WC_SEND);
 		t_sock_sync(c.fd);
 	}
+
+	/* A second target, opened by the child too, then an invalid SRQ. */
+	memset(&ia, 0, sizeof(ia));
+	ia.qp_type = IBV_QPT_XRC_RECV;
+	ia.comp_mask = IBV_QP_INIT_ATTR_XRCD;
+	ia.xrcd = xrcd;
+	tgt = T_NONNULL(ibv_create_qp_ex(d.ctx, &ia));
+	memset(&ia, 0, sizeof(ia));
+	ia.qp_type = IBV_QPT_XRC_SEND;
+	ia.send_cq = cq;
+	ia.cap.max_send_wr = 4;
+	ia.cap.max_send_sge = 1;
+	ia.comp_mask = IBV_QP_INIT_ATTR_PD;
+	ia.pd = d.pd;
+	ini2 = T_NONNULL(ibv_create_qp_ex(d.ctx, &ia));
+	h.tgt_qpn = tgt->qp_num;
+	t_sock_send(c.fd, &h, sizeof(h));
+	t_ep_local(&d, ini2, 0x30, &ei);
+	t_ep_local(&d, tgt, 0x40, &et);
+	t_qp_connect(tgt, et.psn, &ei, NULL);
+	t_qp_connect(ini2, ei.psn, &et, NULL);
+	t_sock_sync(c.fd); /* the child holds it */
+	sge = (struct ibv_sge){ (uintptr_t)b.p, 64, b.mr->lkey };
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = 99;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = IBV_WR_SEND;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.qp_type.xrc.remote_srqn = 0;
+	T_OK(ibv_post_send(ini2, &wr, &bad));
+	T_EXPECT_WC(cq, &wc, 99, IBV_WC_REM_INV_REQ_ERR, T_ANY_OPCODE);
+	T_EXPECT_ASYNC(d.ctx, IBV_EVENT_QP_REQ_ERR, tgt);
+	t_sock_sync(c.fd);
+	T_OK(ibv_destroy_qp(tgt));
+	T_OK(ibv_destroy_qp(ini2));
 	T_EQ(t_child_wait(&c, T_WAIT_MS), 0);
 	T_OK(ibv_destroy_qp(ini));
 	T_OK(ibv_close_xrcd(xrcd));
