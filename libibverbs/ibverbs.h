@@ -167,6 +167,9 @@ struct srd_cq {
 	struct list_head send_qps;
 	/* ... and whose receive CQ it is: flushed into it on device loss. */
 	struct list_head recv_qps;
+	/* XRC SRQs whose receives complete here (no QP of ours names them):
+	 * flushed into it on device loss, under the same lock. */
+	struct list_head xrc_srqs;
 	/* A flush completion made by the library (flush.c), for cq_ex. */
 	struct srd_cqe flush_cqe;
 };
@@ -272,6 +275,8 @@ struct srd_srq {
 	struct srd_pd *pdom; /* the parent domain it was created on */
 	uint32_t srq_num;    /* IBV_SRQT_XRC: what an XRC sender names */
 	bool xrc;
+	struct ibv_cq *xrc_cq;	  /* IBV_SRQT_XRC: where receives complete */
+	struct list_node cq_node; /* in xrc_cq's xrc_srqs */
 };
 
 static inline struct srd_srq *to_srq(struct ibv_srq *s)

@@ -78,6 +78,13 @@ struct srd_srq *srd_srq_create(struct ibv_pd *pd,
 	srq->wq.max_sge = rep.max_sge;
 	srq->srq_num = rep.srq_num;
 	srq->xrc = xrcd != NULL;
+	list_node_init(&srq->cq_node);
+	if (xrcd) {
+		srq->xrc_cq = cq;
+		pthread_mutex_lock(&ctx->qpn_tab.lock);
+		list_add_tail(&to_cq(cq)->xrc_srqs, &srq->cq_node);
+		pthread_mutex_unlock(&ctx->qpn_tab.lock);
+	}
 	attr->attr.max_wr = rep.max_wr;
 	attr->attr.max_sge = rep.max_sge;
 
@@ -203,6 +210,9 @@ LIB_EXPORT int ibv_destroy_srq(struct ibv_srq *ibsrq)
 				 ibsrq->handle);
 	if (ret)
 		return srd_ret_errno(ret);
+	pthread_mutex_lock(&ctx->qpn_tab.lock);
+	list_del(&srq->cq_node);
+	pthread_mutex_unlock(&ctx->qpn_tab.lock);
 	srd_evobj_del(ctx, &srq->ev);
 	pthread_mutex_lock(&ibsrq->mutex);
 	while (ibsrq->events_completed != srq->ev.async_reported)
