@@ -72,6 +72,9 @@ enum srd_cmd {
 	SRD_CMD_REG_DM_MR,
 	SRD_CMD_ALLOC_MW,
 	SRD_CMD_DEALLOC_MW,
+	SRD_CMD_OPEN_XRCD,
+	SRD_CMD_CLOSE_XRCD,
+	SRD_CMD_OPEN_QP,
 	SRD_CMD__MAX
 };
 
@@ -328,6 +331,11 @@ struct srd_reg_dm_mr_req {
 /* --- QPs ---------------------------------------------------------------- */
 #define SRD_NO_HANDLE UINT32_MAX
 
+/*
+ * By type: RC, UC, UD use every handle but xrcd_handle.  XRC_SEND has a
+ * PD and a send CQ, no receive side.  XRC_RECV has nothing but its XRCD:
+ * no rings, no CQ, no PD (the reply then carries no fd).
+ */
 struct srd_create_qp_req {
 	uint32_t pd_handle;
 	uint32_t send_cq_handle;
@@ -337,6 +345,8 @@ struct srd_create_qp_req {
 	uint32_t sq_sig_all;
 	struct ibv_qp_cap cap;
 	uint64_t user_handle;
+	uint32_t xrcd_handle; /* XRC_RECV only */
+	uint32_t rsvd;
 };
 /* Reply fd: [0] the QP memfd: ctl page, SQ ring, RQ ring. */
 struct srd_create_qp_rep {
@@ -379,6 +389,10 @@ struct srd_create_srq_req {
 	uint32_t max_sge;
 	uint32_t srq_limit;
 	uint64_t user_handle;
+	uint32_t srq_type;    /* enum ibv_srq_type: BASIC or XRC */
+	uint32_t xrcd_handle; /* IBV_SRQT_XRC: its domain ... */
+	uint32_t cq_handle;   /* ... and the CQ its receives complete on */
+	uint32_t rsvd;
 };
 /* Reply fd: [0] the SRQ memfd: ctl page, ring. */
 struct srd_create_srq_rep {
@@ -389,6 +403,8 @@ struct srd_create_srq_rep {
 	uint32_t slot_size;
 	uint32_t ring_offset;
 	uint64_t map_len;
+	uint32_t srq_num; /* the XRCETH's SRQ number of an XRC SRQ */
+	uint32_t rsvd;
 };
 struct srd_modify_srq_req {
 	uint32_t handle;
@@ -397,6 +413,31 @@ struct srd_modify_srq_req {
 };
 struct srd_query_srq_rep {
 	struct ibv_srq_attr attr;
+};
+
+/* --- XRC domains ------------------------------------------------------------ */
+/*
+ * OPEN_XRCD: with has_fd, the file passed as the message's one fd names
+ * the domain (by its inode, as uverbs keys it), shared by every process
+ * that opens the same file; oflags are O_CREAT / O_EXCL.  Without, a
+ * private domain.  Reply: struct srd_handle_rep.  CLOSE_XRCD takes a
+ * struct srd_handle_req.
+ */
+struct srd_open_xrcd_req {
+	uint32_t has_fd;
+	uint32_t oflags;
+};
+/* OPEN_QP: a handle on the XRC_RECV QP qp_num of the domain xrcd_handle
+ * (ibv_open_qp), usable from this context like the one it created.
+ * Reply: struct srd_open_qp_rep. */
+struct srd_open_qp_req {
+	uint32_t xrcd_handle;
+	uint32_t qp_num;
+	uint64_t user_handle;
+};
+struct srd_open_qp_rep {
+	uint32_t handle;
+	uint32_t qp_num;
 };
 
 /* --- address handles ------------------------------------------------------ */

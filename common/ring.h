@@ -105,9 +105,12 @@ struct srd_send_wqe {
 			uint32_t access;  /* IBV_ACCESS_* of the window */
 		} bind;
 	};
-	/* UD only */
+	/* UD only; XRC_SEND: remote_srqn, the target's SRQ */
 	uint32_t ah_handle;
-	uint32_t remote_qpn;
+	union {
+		uint32_t remote_qpn;
+		uint32_t remote_srqn;
+	};
 	uint32_t remote_qkey;
 	uint32_t rsvd1;
 };

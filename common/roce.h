@@ -46,6 +46,9 @@ enum roce_transport {
 	ROCE_TR_RD = 0x40,
 	ROCE_TR_UD = 0x60,
 	ROCE_TR_CNP = 0x80,
+	/* eXtended Reliable Connected: the RC operations, 0xA0 apart;
+	 * requests carry the XRCETH after the BTH, responses do not. */
+	ROCE_TR_XRC = 0xa0,
 	ROCE_TR_MASK = 0xe0,
 };
 
@@ -95,6 +98,14 @@ enum roce_opcode {
 	ROCE_UD_SEND_ONLY_IMM = 0x65,
 };
 
+/* The operation of an opcode without its transport: an RC opcode for
+ * RC and XRC alike. */
+#define ROCE_OP_MASK 0x1fu
+static inline uint8_t roce_op_code(uint8_t opcode)
+{
+	return opcode & ROCE_OP_MASK;
+}
+
 /* --- Base Transport Header (12 bytes) ------------------------------------ */
 /* flags: SE(7) M(6) PadCnt(5:4) TVer(3:0) */
 #define ROCE_BTH_SE 0x80
@@ -116,6 +127,15 @@ struct roce_bth {
 	uint32_t apsn;
 } __attribute__((packed));
 static_assert(sizeof(struct roce_bth) == 12, "BTH is 12 bytes");
+
+/* --- XRC Extended Transport Header (4 bytes): resv8, XRCSRQ(23:0) -------- */
+/* Right after the BTH of every XRC request (IBTA vol. 1 9.3.1.1): the SRQ
+ * of the target's XRC domain the message is for. */
+struct roce_xrceth {
+	uint32_t srqn;
+} __attribute__((packed));
+static_assert(sizeof(struct roce_xrceth) == 4, "XRCETH is 4 bytes");
+#define ROCE_XRC_SRQN_MASK 0xffffffu
 
 /* --- RDMA Extended Transport Header (16 bytes) ---------------------------- */
 struct roce_reth {

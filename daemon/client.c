@@ -138,9 +138,12 @@ void client_destroy(struct srd_client *c)
 
 	c->dead = true;
 	cm_client_gone(c);
-	/* Users before what they use: the engine lets go of a QP first. */
+	/* Users before what they use: the engine lets go of a QP first.
+	 * Shared XRC target QPs pass to their other holders. */
+	xrc_client_gone(c);
 	DESTROY_OWNED(&d->qps_by_num, struct srd_qp, qp_destroy);
 	DESTROY_OWNED(&d->srqs, struct srd_srq, srq_destroy);
+	DESTROY_OWNED(&d->xrcds, struct srd_xrcd_handle, xrcd_handle_destroy);
 	DESTROY_OWNED(&d->cqs, struct srd_cq, cq_destroy);
 	DESTROY_OWNED(&d->ahs, struct srd_ah, ah_destroy);
 	DESTROY_OWNED(&d->mws, struct srd_mw, mw_destroy);

@@ -115,6 +115,9 @@ void limits_client_gone(struct srd_client *c);
 /* Take n of r for c (and its user): 0 or -ENOMEM over a limit. */
 int limits_charge(struct srd_client *c, enum srd_res r, uint64_t n);
 void limits_uncharge(struct srd_client *c, enum srd_res r, uint64_t n);
+/* Take n of r for c even over a limit: what c inherits (a shared XRC
+ * target QP whose owner went) cannot be refused. */
+void limits_charge_over(struct srd_client *c, enum srd_res r, uint64_t n);
 /* table_alloc / table_free of an object of type r owned by c, charged. */
 int64_t res_alloc(struct srd_client *c, enum srd_res r, void *obj);
 void res_free(struct srd_daemon *d, struct srd_client *c, enum srd_res r,
@@ -193,6 +196,7 @@ srd_cmd_fn cmd_create_srq, cmd_modify_srq, cmd_query_srq, cmd_destroy_srq;
 srd_cmd_fn cmd_create_ah, cmd_destroy_ah;
 srd_cmd_fn cmd_modify_cq;
 srd_cmd_fn cmd_alloc_dm, cmd_free_dm, cmd_reg_dm_mr;
+srd_cmd_fn cmd_open_xrcd, cmd_close_xrcd, cmd_open_qp;
 
 /* --- object lookups and destructors (per object file) ---------------------- */
 struct srd_pd *pd_get(struct srd_client *c, uint32_t handle);
@@ -213,6 +217,18 @@ struct srd_dm *dm_get(struct srd_client *c, uint32_t handle);
 void dm_destroy(struct srd_dm *dm);
 /* Check an address vector as CREATE_AH and MODIFY_QP(AV) need it. */
 int ah_attr_check(const struct srd_device *dev, const struct ibv_ah_attr *a);
+
+/* --- xrcd.c: XRC domains ------------------------------------------------ */
+struct srd_xrcd_handle *xrcd_get(struct srd_client *c, uint32_t handle);
+void xrcd_handle_destroy(struct srd_xrcd_handle *xh);
+/* c holds the XRC_RECV QP qp (created or opened it): its entry, or NULL. */
+struct srd_qp_open *xrc_qp_open_of(const struct srd_qp *qp,
+				   const struct srd_client *c);
+/* c lets go of the XRC_RECV QP qp; the last holder destroys it, others
+ * inherit it from its owner. */
+void xrc_qp_close(struct srd_qp *qp, struct srd_client *c);
+/* c goes: its hold on every XRC_RECV QP goes first. */
+void xrc_client_gone(struct srd_client *c);
 
 /* --- qp_state.c ------------------------------------------------------------ */
 /*

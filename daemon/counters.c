@@ -63,6 +63,7 @@ static void add(struct srd_tp_counters *sum, const struct srd_tp_counters *c)
 	sum->uc_drops += c->uc_drops;
 	sum->rx_drops += c->rx_drops;
 	sum->delay_backoffs += c->delay_backoffs;
+	sum->xrc_srqn_errs += c->xrc_srqn_errs;
 }
 
 static void emit_tp(struct stat_out *o, const struct srd_tp_counters *c)
@@ -81,6 +82,7 @@ static void emit_tp(struct stat_out *o, const struct srd_tp_counters *c)
 	emit(o, "uc_drops", c->uc_drops);
 	emit(o, "qp_rx_drops", c->rx_drops);
 	emit(o, "delay_backoffs", c->delay_backoffs);
+	emit(o, "xrc_srqn_errs", c->xrc_srqn_errs);
 }
 
 /* The wire's own counters of the device, every one by its name. */

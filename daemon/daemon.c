@@ -40,6 +40,7 @@ static int tables_init(struct srd_daemon *d)
 	table_init(&d->ahs, 1, 65536);
 	table_init(&d->channels, 1, 16384);
 	table_init(&d->dms, 1, 4096);
+	table_init(&d->xrcds, 1, 16384);
 	/* Keys and QPNs a peer could guess would let it aim at memory and
 	 * connections it was never told of. */
 	table_randomize(&d->mrs, SRD_RANDOM_SPAN);
@@ -58,6 +59,7 @@ static void tables_fini(struct srd_daemon *d)
 	table_fini(&d->ahs);
 	table_fini(&d->channels);
 	table_fini(&d->dms);
+	table_fini(&d->xrcds);
 }
 
 static int signals_init(struct srd_daemon *d)
@@ -108,6 +110,7 @@ int daemon_init(struct srd_daemon *d, const struct srd_options *o,
 	list_head_init(&d->devices);
 	list_head_init(&d->clients);
 	list_head_init(&d->qps);
+	list_head_init(&d->xrcds_list);
 	list_head_init(&d->cq_timers);
 	list_head_init(&d->users);
 	d->listen_fd = listen_fd;

@@ -92,7 +92,7 @@ static void fill_attr(struct srd_device *dev)
 	a->hw_ver = 0;
 	a->max_qp = 16384;
 	a->max_qp_wr = 16384;
-	/* Only what is implemented: no APM, no SRQ resize.  Memory windows
+	/* Only what is implemented: no APM, no SRQ resize; XRC.  Memory windows
 	 * of type 1 and 2B (QP and PD checked) and the extensions user
 	 * space can reach (local invalidate, send with invalidate), as rxe
 	 * and ConnectX report them. */
@@ -100,7 +100,7 @@ static void fill_attr(struct srd_device *dev)
 		IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_SYS_IMAGE_GUID |
 		IBV_DEVICE_PORT_ACTIVE_EVENT | IBV_DEVICE_CURR_QP_STATE_MOD |
 		IBV_DEVICE_MEM_WINDOW | IBV_DEVICE_MEM_MGT_EXTENSIONS |
-		IBV_DEVICE_MEM_WINDOW_TYPE_2B;
+		IBV_DEVICE_MEM_WINDOW_TYPE_2B | IBV_DEVICE_XRC;
 	a->max_sge = 32;
 	a->max_sge_rd = 32;
 	a->max_cq = 16384;

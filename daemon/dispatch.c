@@ -78,6 +78,11 @@ static const struct cmd_desc verbs_cmds[SRD_CMD__MAX] = {
 	[SRD_CMD_FREE_DM] = { cmd_free_dm, sizeof(struct srd_handle_req), 0 },
 	[SRD_CMD_REG_DM_MR] = { cmd_reg_dm_mr, sizeof(struct srd_reg_dm_mr_req),
 				0 },
+	[SRD_CMD_OPEN_XRCD] = { cmd_open_xrcd, sizeof(struct srd_open_xrcd_req),
+				F_FDS },
+	[SRD_CMD_CLOSE_XRCD] = { cmd_close_xrcd, sizeof(struct srd_handle_req),
+				 0 },
+	[SRD_CMD_OPEN_QP] = { cmd_open_qp, sizeof(struct srd_open_qp_req), 0 },
 };
 
 void *rep_payload(struct srd_rep *rp, size_t len)

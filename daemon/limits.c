@@ -168,6 +168,14 @@ int limits_charge(struct srd_client *c, enum srd_res r, uint64_t n)
 	return 0;
 }
 
+void limits_charge_over(struct srd_client *c, enum srd_res r, uint64_t n)
+{
+	if (!c || !c->user)
+		return;
+	c->usage.n[r] += n;
+	c->user->usage.n[r] += n;
+}
+
 void limits_uncharge(struct srd_client *c, enum srd_res r, uint64_t n)
 {
 	if (!c || !c->user)

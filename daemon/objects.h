@@ -168,10 +168,44 @@ struct srd_cq {
 	} mod;
 };
 
-struct srd_srq {
+/*
+ * An XRC domain.  Opened through a file it is shared by every context of
+ * the device that opens the same file (uverbs keys it by the inode); it
+ * lives while any context holds a handle on it.
+ */
+struct srd_xrcd {
+	struct list_node node; /* in daemon->xrcds */
+	struct srd_device *dev;
+	bool shared; /* opened through a file: st_dev, st_ino name it */
+	dev_t st_dev;
+	ino_t st_ino;
+	uint32_t opens; /* handles on it */
+};
+
+/* One context's handle on an XRC domain. */
+struct srd_xrcd_handle {
 	uint32_t handle;
 	struct srd_client *owner;
+	struct srd_xrcd *xrcd;
+	uint32_t refcnt; /* SRQs and QPs created or opened through it */
+};
+
+/* A context that holds an XRC_RECV QP: its creator or an opener. */
+struct srd_qp_open {
+	struct list_node node; /* in qp->opens */
+	struct srd_client *c;
+	struct srd_xrcd_handle *xh;
+	uint64_t user_handle;
+};
+
+struct srd_srq {
+	uint32_t handle; /* also the SRQ number an XRCETH names */
+	struct srd_client *owner;
 	struct srd_pd *pd;
+	/* IBV_SRQT_XRC: its domain (through the owner's handle) and the CQ
+	 * its receives complete on; NULL for a basic SRQ. */
+	struct srd_xrcd_handle *xh;
+	struct srd_cq *cq;
 	uint64_t user_handle;
 	uint32_t max_wr;
 	uint32_t max_sge;
@@ -212,8 +246,15 @@ struct srd_qp {
 	struct srd_pd *pd;
 	struct srd_cq *send_cq;
 	struct srd_cq *recv_cq;
-	struct srd_srq *srq; /* NULL: the QP has its own RQ */
+	/* NULL: the QP has its own RQ.  XRC_RECV: the SRQ the request being
+	 * received names, and pd is that SRQ's PD (the QP has neither of
+	 * its own); both NULL between requests that named none. */
+	struct srd_srq *srq;
 	uint64_t user_handle;
+	/* XRC_RECV: its domain and the contexts that hold it (the owner is
+	 * the first of them). */
+	struct srd_xrcd *xrcd;
+	struct list_head opens;
 	enum ibv_qp_type type;
 	bool sq_sig_all;
 	struct ibv_qp_cap cap;
@@ -228,6 +269,14 @@ struct srd_qp {
 	struct srd_qp_transport *tp; /* engine-owned */
 	uint32_t mcast_attached;     /* multicast groups it is attached to */
 };
+
+/* RC and both halves of XRC: acknowledged, in order, with READs and
+ * atomics; the transport treats them alike. */
+static inline bool srd_qpt_reliable(enum ibv_qp_type t)
+{
+	return t == IBV_QPT_RC || t == IBV_QPT_XRC_SEND ||
+	       t == IBV_QPT_XRC_RECV;
+}
 
 /* What one uid holds, over all its clients (limits.c). */
 struct srd_user {
@@ -262,7 +311,8 @@ struct srd_daemon {
 	struct list_head clients;
 	struct list_head qps; /* every QP, for the engine's scan */
 	struct srd_table pds, mrs, mws, cqs, qps_by_num, srqs, ahs, channels,
-		dms;
+		dms, xrcds;
+	struct list_head xrcds_list; /* struct srd_xrcd */
 	struct list_head users; /* struct srd_user, one per uid with clients */
 	struct srd_limits limits;
 	struct list_head cq_timers; /* CQs whose moderation period runs */
@@ -314,8 +364,16 @@ void client_async_event(struct srd_client *c, enum ibv_event_type type,
  * (event < 0: none). */
 void qp_enter_error(struct srd_qp *qp, int event);
 
+/* An async event of a QP to its owner (to each holder of a shared XRC
+ * target QP). */
+void qp_async_event(struct srd_qp *qp, enum ibv_event_type type);
+
 /* Look up a QP by number on a device; NULL if none. */
 struct srd_qp *qp_lookup_num(struct srd_daemon *d, uint32_t qpn);
+
+/* An XRCETH's SRQ number: the XRC SRQ of domain xrcd, or NULL. */
+struct srd_srq *xrc_srq_lookup(struct srd_daemon *d, uint32_t srqn,
+			       const struct srd_xrcd *xrcd);
 
 /* Look up an MR by lkey or rkey (the same value); NULL if none. */
 struct srd_mr *mr_lookup_key(struct srd_daemon *d, uint32_t key);

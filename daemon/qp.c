@@ -20,6 +20,8 @@ struct srd_qp *qp_get(struct srd_client *c, uint32_t handle)
 {
 	struct srd_qp *qp = table_get(&c->d->qps_by_num, handle);
 
+	if (qp && qp->type == IBV_QPT_XRC_RECV)
+		return xrc_qp_open_of(qp, c) ? qp : NULL;
 	return qp && qp->owner == c ? qp : NULL;
 }
 
@@ -44,10 +46,10 @@ static int qp_check_type(uint32_t type)
 	case IBV_QPT_RC:
 	case IBV_QPT_UC:
 	case IBV_QPT_UD:
-		return 0;
-	case IBV_QPT_RAW_PACKET:
 	case IBV_QPT_XRC_SEND:
 	case IBV_QPT_XRC_RECV:
+		return 0;
+	case IBV_QPT_RAW_PACKET:
 	case IBV_QPT_DRIVER:
 		return -EOPNOTSUPP; /* real QP types this device lacks */
 	default:
@@ -56,7 +58,7 @@ static int qp_check_type(uint32_t type)
 }
 
 static int qp_check_cap(const struct srd_device *dev,
-			const struct ibv_qp_cap *cap, bool has_srq)
+			const struct ibv_qp_cap *cap, bool no_rq)
 {
 	const struct ibv_device_attr *a = &dev->attr;
 
@@ -64,8 +66,8 @@ static int qp_check_cap(const struct srd_device *dev,
 	    cap->max_send_sge > (uint32_t)a->max_sge ||
 	    cap->max_inline_data > QP_MAX_INLINE)
 		return -EINVAL;
-	if (!has_srq && (cap->max_recv_wr > (uint32_t)a->max_qp_wr ||
-			 cap->max_recv_sge > (uint32_t)a->max_sge))
+	if (!no_rq && (cap->max_recv_wr > (uint32_t)a->max_qp_wr ||
+		       cap->max_recv_sge > (uint32_t)a->max_sge))
 		return -EINVAL;
 	return 0;
 }
@@ -78,6 +80,14 @@ static void qp_geometry(struct srd_qp *qp, const struct ibv_qp_cap *req,
 	struct srd_wq *sq = &qp->sq, *rq = &qp->rq;
 	uint32_t room;
 
+	if (qp->type == IBV_QPT_XRC_RECV) {
+		/* A target QP: no queue of its own at all. */
+		memset(sq, 0, sizeof(*sq));
+		memset(rq, 0, sizeof(*rq));
+		memset(&qp->cap, 0, sizeof(qp->cap));
+		return;
+	}
+
 	sq->entries = srd_pow2_roundup(req->max_send_wr ? req->max_send_wr : 1);
 	sq->slot_size =
 		srd_send_slot_size(req->max_send_sge, req->max_inline_data);
@@ -87,7 +97,7 @@ static void qp_geometry(struct srd_qp *qp, const struct ibv_qp_cap *req,
 	qp->cap.max_send_wr = sq->max_wr;
 	qp->cap.max_send_sge = sq->max_sge;
 	qp->cap.max_inline_data = min_u32(room, QP_MAX_INLINE);
-	if (qp->srq) {
+	if (qp->srq || qp->type == IBV_QPT_XRC_SEND) {
 		memset(rq, 0, sizeof(*rq));
 		qp->cap.max_recv_wr = 0;
 		qp->cap.max_recv_sge = 0;
@@ -130,22 +140,73 @@ static int qp_map_rings(struct srd_qp *qp, uint32_t *sq_off, uint32_t *rq_off)
 
 static void qp_put_refs(struct srd_qp *qp)
 {
+	if (qp->type == IBV_QPT_XRC_RECV) {
+		/* pd and srq are the current request's, not references. */
+		while (!list_empty(&qp->opens)) {
+			struct srd_qp_open *o = container_of(
+				qp->opens.n.next, struct srd_qp_open, node);
+
+			list_del(&o->node);
+			o->xh->refcnt--;
+			free(o);
+		}
+		return;
+	}
 	qp->pd->refcnt--;
 	qp->send_cq->refcnt--;
-	qp->recv_cq->refcnt--;
+	if (qp->recv_cq)
+		qp->recv_cq->refcnt--;
 	if (qp->srq)
 		qp->srq->refcnt--;
+}
+
+/* What a QP of each type is made of: a PD and CQs, or (XRC_RECV) only a
+ * domain, whose handle the creator then holds it through. */
+static int qp_get_refs(struct srd_client *c, struct srd_qp *qp,
+		       const struct srd_create_qp_req *req,
+		       struct srd_qp_open **creator)
+{
+	struct srd_xrcd_handle *xh;
+
+	if (req->qp_type == IBV_QPT_XRC_RECV) {
+		xh = xrcd_get(c, req->xrcd_handle);
+		if (!xh)
+			return -EINVAL;
+		*creator = calloc(1, sizeof(**creator));
+		if (!*creator)
+			return -ENOMEM;
+		(*creator)->c = c;
+		(*creator)->xh = xh;
+		(*creator)->user_handle = req->user_handle;
+		qp->xrcd = xh->xrcd;
+		return 0;
+	}
+	qp->pd = pd_get(c, req->pd_handle);
+	qp->send_cq = cq_get(c, req->send_cq_handle);
+	if (req->qp_type == IBV_QPT_XRC_SEND)
+		return qp->pd && qp->send_cq ? 0 : -EINVAL;
+	qp->recv_cq = cq_get(c, req->recv_cq_handle);
+	if (req->srq_handle != SRD_NO_HANDLE)
+		qp->srq = srq_get(c, req->srq_handle);
+	if (!qp->pd || !qp->send_cq || !qp->recv_cq ||
+	    (req->srq_handle != SRD_NO_HANDLE && !qp->srq))
+		return -EINVAL;
+	/* An XRC SRQ serves XRC target QPs only. */
+	if (qp->srq && qp->srq->xh)
+		return -EINVAL;
+	return 0;
 }
 
 int cmd_create_qp(struct srd_client *c, struct srd_req *rq, struct srd_rep *rp)
 {
 	const struct srd_create_qp_req *req = rq->data;
 	struct srd_daemon *d = c->d;
+	struct srd_qp_open *creator = NULL;
 	struct srd_create_qp_rep *rep;
 	struct srd_qp *qp;
-	uint32_t sq_off, rq_off;
+	uint32_t sq_off = 0, rq_off = 0;
 	int64_t qpn;
-	int err, fd;
+	int err, fd = -1;
 
 	err = qp_check_type(req->qp_type);
 	if (err)
@@ -153,18 +214,16 @@ int cmd_create_qp(struct srd_client *c, struct srd_req *rq, struct srd_rep *rp)
 	qp = calloc(1, sizeof(*qp));
 	if (!qp)
 		return -ENOMEM;
-	qp->pd = pd_get(c, req->pd_handle);
-	qp->send_cq = cq_get(c, req->send_cq_handle);
-	qp->recv_cq = cq_get(c, req->recv_cq_handle);
-	if (req->srq_handle != SRD_NO_HANDLE)
-		qp->srq = srq_get(c, req->srq_handle);
-	err = -EINVAL;
-	if (!qp->pd || !qp->send_cq || !qp->recv_cq ||
-	    (req->srq_handle != SRD_NO_HANDLE && !qp->srq))
-		goto err_free;
-	err = qp_check_cap(c->dev, &req->cap, qp->srq);
+	list_head_init(&qp->opens);
+	err = qp_get_refs(c, qp, req, &creator);
 	if (err)
 		goto err_free;
+	if (req->qp_type != IBV_QPT_XRC_RECV) {
+		err = qp_check_cap(c->dev, &req->cap,
+				   qp->srq || req->qp_type == IBV_QPT_XRC_SEND);
+		if (err)
+			goto err_free;
+	}
 	qp->owner = c;
 	qp->dev = c->dev;
 	qp->user_handle = req->user_handle;
@@ -177,10 +236,12 @@ int cmd_create_qp(struct srd_client *c, struct srd_req *rq, struct srd_rep *rp)
 		goto err_free;
 	}
 	qp->qpn = qp->handle = qpn;
-	fd = qp_map_rings(qp, &sq_off, &rq_off);
-	if (fd < 0) {
-		err = fd;
-		goto err_qpn;
+	if (qp->type != IBV_QPT_XRC_RECV) {
+		fd = qp_map_rings(qp, &sq_off, &rq_off);
+		if (fd < 0) {
+			err = fd;
+			goto err_qpn;
+		}
 	}
 	qp->attr.qp_state = IBV_QPS_RESET;
 	qp->attr.cur_qp_state = IBV_QPS_RESET;
@@ -190,11 +251,17 @@ int cmd_create_qp(struct srd_client *c, struct srd_req *rq, struct srd_rep *rp)
 	err = engine_qp_create(qp);
 	if (err)
 		goto err_unmap;
-	qp->pd->refcnt++;
-	qp->send_cq->refcnt++;
-	qp->recv_cq->refcnt++;
-	if (qp->srq)
-		qp->srq->refcnt++;
+	if (creator) {
+		creator->xh->refcnt++;
+		list_add_tail(&qp->opens, &creator->node);
+	} else {
+		qp->pd->refcnt++;
+		qp->send_cq->refcnt++;
+		if (qp->recv_cq)
+			qp->recv_cq->refcnt++;
+		if (qp->srq)
+			qp->srq->refcnt++;
+	}
 	list_add_tail(&d->qps, &qp->node);
 
 	rep = REP(rp, struct srd_create_qp_rep);
@@ -208,15 +275,19 @@ int cmd_create_qp(struct srd_client *c, struct srd_req *rq, struct srd_rep *rp)
 	rep->rq_slot_size = qp->rq.slot_size;
 	rep->rq_offset = rq_off;
 	rep->map_len = qp->map_len;
-	rep_add_fd(rp, fd, false);
+	if (fd >= 0)
+		rep_add_fd(rp, fd, false);
 	return 0;
 
 err_unmap:
-	munmap(qp->map, qp->map_len);
-	close(fd);
+	if (fd >= 0) {
+		munmap(qp->map, qp->map_len);
+		close(fd);
+	}
 err_qpn:
 	res_free(d, c, SRD_RES_QP, qpn);
 err_free:
+	free(creator);
 	free(qp);
 	return err;
 }
@@ -228,7 +299,8 @@ void qp_destroy(struct srd_qp *qp)
 	engine_qp_destroy(qp);
 	list_del(&qp->node);
 	qp_put_refs(qp);
-	munmap(qp->map, qp->map_len);
+	if (qp->map)
+		munmap(qp->map, qp->map_len);
 	res_free(qp->owner->d, qp->owner, SRD_RES_QP, qp->qpn);
 	free(qp);
 }
@@ -243,7 +315,10 @@ int cmd_destroy_qp(struct srd_client *c, struct srd_req *rq, struct srd_rep *rp)
 	/* As uverbs: the application detaches first. */
 	if (qp->mcast_attached)
 		return -EBUSY;
-	qp_destroy(qp);
+	if (qp->type == IBV_QPT_XRC_RECV)
+		xrc_qp_close(qp, c); /* the last holder destroys it */
+	else
+		qp_destroy(qp);
 	return 0;
 }
 
@@ -274,5 +349,21 @@ void qp_enter_error(struct srd_qp *qp, int event)
 	qp->attr.cur_qp_state = IBV_QPS_ERR;
 	engine_qp_modified(qp, old, IBV_QP_STATE);
 	if (event >= 0)
-		client_async_event(qp->owner, event, qp->user_handle);
+		qp_async_event(qp, event);
+}
+
+void qp_async_event(struct srd_qp *qp, enum ibv_event_type type)
+{
+	if (qp->type != IBV_QPT_XRC_RECV) {
+		client_async_event(qp->owner, type, qp->user_handle);
+		return;
+	}
+	/* A shared target QP: every holder hears of it, as uverbs' shared
+	 * QP event handler tells each opened QP. */
+	list_for_each (&qp->opens, n) {
+		struct srd_qp_open *o =
+			container_of(n, struct srd_qp_open, node);
+
+		client_async_event(o->c, type, o->user_handle);
+	}
 }

@@ -3,7 +3,10 @@
  * The QP state machine of IBTA vol. 1 section 10.3 (as the kernel's
  * ib_modify_qp_is_ok() encodes it): for each transition and transport,
  * the attributes a modify must carry and those it may carry.  IBV_QP_STATE
- * itself is always allowed.
+ * itself is always allowed.  The two halves of XRC follow RC without the
+ * attributes of the half they lack, as the kernel's table has them: the
+ * initiator has no responder (no MAX_DEST_RD_ATOMIC, MIN_RNR_TIMER), the
+ * target no requester (no RETRY_CNT, RNR_RETRY, MAX_QP_RD_ATOMIC).
  */
 #include "daemon/core.h"
 
@@ -178,6 +181,7 @@ bool qp_modify_is_ok(enum ibv_qp_state cur, enum ibv_qp_state next,
 		     enum ibv_qp_type type, uint32_t attr_mask)
 {
 	const struct transition *t;
+	uint32_t req, opt, drop = 0;
 	int tt;
 
 	switch (type) {
@@ -189,6 +193,15 @@ bool qp_modify_is_ok(enum ibv_qp_state cur, enum ibv_qp_state next,
 		break;
 	case IBV_QPT_RC:
 		tt = T_RC;
+		break;
+	case IBV_QPT_XRC_SEND:
+		tt = T_RC;
+		drop = IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
+		break;
+	case IBV_QPT_XRC_RECV:
+		tt = T_RC;
+		drop = IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+		       IBV_QP_MAX_QP_RD_ATOMIC;
 		break;
 	default:
 		return false;
@@ -202,9 +215,11 @@ bool qp_modify_is_ok(enum ibv_qp_state cur, enum ibv_qp_state next,
 	t = &table[cur][next];
 	if (!t->valid)
 		return false;
-	if ((attr_mask & t->req[tt]) != t->req[tt])
+	req = t->req[tt] & ~drop;
+	opt = t->opt[tt] & ~drop;
+	if ((attr_mask & req) != req)
 		return false;
-	if (attr_mask & ~(t->req[tt] | t->opt[tt] | IBV_QP_STATE))
+	if (attr_mask & ~(req | opt | IBV_QP_STATE))
 		return false;
 	return true;
 }

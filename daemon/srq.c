@@ -23,7 +23,9 @@ int cmd_create_srq(struct srd_client *c, struct srd_req *rq, struct srd_rep *rp)
 	const struct srd_create_srq_req *req = rq->data;
 	const struct ibv_device_attr *a = &c->dev->attr;
 	struct srd_pd *pd = pd_get(c, req->pd_handle);
+	struct srd_xrcd_handle *xh = NULL;
 	struct srd_create_srq_rep *rep;
+	struct srd_cq *cq = NULL;
 	struct srd_srq *srq;
 	uint32_t room, entries, slot;
 	void *map;
@@ -34,6 +36,14 @@ int cmd_create_srq(struct srd_client *c, struct srd_req *rq, struct srd_rep *rp)
 	    req->max_sge > (uint32_t)a->max_srq_sge ||
 	    req->srq_limit > req->max_wr)
 		return -EINVAL;
+	if (req->srq_type == IBV_SRQT_XRC) {
+		xh = xrcd_get(c, req->xrcd_handle);
+		cq = cq_get(c, req->cq_handle);
+		if (!xh || !cq)
+			return -EINVAL;
+	} else if (req->srq_type != IBV_SRQT_BASIC) {
+		return -EOPNOTSUPP; /* tag matching */
+	}
 	entries = srd_pow2_roundup(req->max_wr);
 	slot = srd_recv_slot_size(req->max_sge ? req->max_sge : 1);
 	room = (slot - sizeof(struct srd_recv_wqe)) / sizeof(struct srd_sge);
@@ -56,6 +66,8 @@ int cmd_create_srq(struct srd_client *c, struct srd_req *rq, struct srd_rep *rp)
 	srq->handle = h;
 	srq->owner = c;
 	srq->pd = pd;
+	srq->xh = xh;
+	srq->cq = cq;
 	srq->user_handle = req->user_handle;
 	srq->entries = entries;
 	srq->slot_size = slot;
@@ -69,6 +81,10 @@ int cmd_create_srq(struct srd_client *c, struct srd_req *rq, struct srd_rep *rp)
 	srq->ctl = map;
 	srq->ring = (uint8_t *)map + SRD_RING_CTL_BYTES;
 	pd->refcnt++;
+	if (xh) {
+		xh->refcnt++;
+		cq->refcnt++;
+	}
 
 	rep = REP(rp, struct srd_create_srq_rep);
 	rep->handle = srq->handle;
@@ -78,6 +94,7 @@ int cmd_create_srq(struct srd_client *c, struct srd_req *rq, struct srd_rep *rp)
 	rep->slot_size = srq->slot_size;
 	rep->ring_offset = SRD_RING_CTL_BYTES;
 	rep->map_len = srq->map_len;
+	rep->srq_num = xh ? srq->handle : 0;
 	rep_add_fd(rp, fd, false);
 	return 0;
 }
@@ -120,6 +137,10 @@ void srq_destroy(struct srd_srq *srq)
 {
 	engine_srq_destroyed(srq);
 	srq->pd->refcnt--;
+	if (srq->xh) {
+		srq->xh->refcnt--;
+		srq->cq->refcnt--;
+	}
 	munmap(srq->map, srq->map_len);
 	res_free(srq->owner->d, srq->owner, SRD_RES_SRQ, srq->handle);
 	free(srq);

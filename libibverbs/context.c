@@ -48,6 +48,10 @@ void srd_ctx_set_ops(struct srd_context *ctx)
 	v->alloc_dm = srd_alloc_dm;
 	v->free_dm = srd_free_dm;
 	v->reg_dm_mr = srd_reg_dm_mr;
+	v->open_xrcd = srd_open_xrcd;
+	v->close_xrcd = srd_close_xrcd;
+	v->open_qp = srd_open_qp;
+	v->get_srq_num = srd_get_srq_num;
 }
 
 /* Reply fds of OPEN_DEVICE. */

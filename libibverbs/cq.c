@@ -86,6 +86,7 @@ struct srd_cq *srd_cq_create(struct ibv_context *context, int cqe,
 	pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
 	list_head_init(&cq->send_qps);
 	list_head_init(&cq->recv_qps);
+	list_head_init(&cq->xrc_srqs);
 	cq->cq.context = context;
 	cq->cq.channel = channel;
 	cq->cq.cq_context = cq_context;

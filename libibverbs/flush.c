@@ -126,6 +126,25 @@ static bool flush_recv(struct srd_cq *cq, struct srd_cqe *cqe)
 			       SRD_CQE_RECV);
 		return true;
 	}
+	/* XRC SRQs complete here whatever target QP took their WRs; a
+	 * flushed one names none. */
+	list_for_each (&cq->xrc_srqs, it) {
+		struct srd_srq *srq = list_entry(it, struct srd_srq, cq_node);
+		const struct srd_recv_wqe *w;
+		uint32_t idx;
+
+		if (!take_srq(&srq->wq, &idx))
+			continue;
+		w = srd_wq_slot(&srq->wq, idx);
+		*cqe = (struct srd_cqe){
+			.wr_id = w->wr_id,
+			.wqe_idx = idx,
+			.status = IBV_WC_WR_FLUSH_ERR,
+			.opcode = IBV_WC_RECV,
+			.flags = SRD_CQE_RECV | SRD_CQE_SRQ,
+		};
+		return true;
+	}
 	return false;
 }
 

@@ -167,6 +167,9 @@ struct srd_cq {
 	struct list_head send_qps;
 	/* ... and whose receive CQ it is: flushed into it on device loss. */
 	struct list_head recv_qps;
+	/* XRC SRQs whose receives complete here (no QP of ours names them):
+	 * flushed into it on device loss, under the same lock. */
+	struct list_head xrc_srqs;
 	/* A flush completion made by the library (flush.c), for cq_ex. */
 	struct srd_cqe flush_cqe;
 };
@@ -270,11 +273,26 @@ struct srd_srq {
 	uint32_t limit;
 	struct srd_ring_map rmap;
 	struct srd_pd *pdom; /* the parent domain it was created on */
+	uint32_t srq_num;    /* IBV_SRQT_XRC: what an XRC sender names */
+	bool xrc;
+	struct ibv_cq *xrc_cq;	  /* IBV_SRQT_XRC: where receives complete */
+	struct list_node cq_node; /* in xrc_cq's xrc_srqs */
 };
 
 static inline struct srd_srq *to_srq(struct ibv_srq *s)
 {
 	return container_of(s, struct srd_srq, srq);
+}
+
+/* An XRC domain: the daemon's handle on it (shared by inode there). */
+struct srd_xrcd {
+	struct ibv_xrcd xrcd;
+	uint32_t handle;
+};
+
+static inline struct srd_xrcd *to_xrcd(struct ibv_xrcd *x)
+{
+	return container_of(x, struct srd_xrcd, xrcd);
 }
 
 struct srd_mr {
@@ -338,6 +356,17 @@ struct ibv_mr *srd_reg_dm_mr(struct ibv_pd *pd, struct ibv_dm *dm,
 int srd_query_gid_raw(struct srd_context *ctx, uint32_t port, uint32_t index,
 		      struct srd_query_gid_rep *rep);
 
+/* --- xrc.c: XRC domains, target QPs ------------------------------------- */
+struct ibv_xrcd *srd_open_xrcd(struct ibv_context *context,
+			       struct ibv_xrcd_init_attr *attr);
+int srd_close_xrcd(struct ibv_xrcd *xrcd);
+struct ibv_qp *srd_open_qp(struct ibv_context *context,
+			   struct ibv_qp_open_attr *attr);
+int srd_get_srq_num(struct ibv_srq *srq, uint32_t *srq_num);
+/* An XRC_RECV QP (ibv_create_qp_ex with IBV_QP_INIT_ATTR_XRCD). */
+struct srd_qp *srd_xrc_tgt_create(struct ibv_context *context,
+				  struct ibv_qp_init_attr_ex *attr);
+
 /* --- fast path (post.c, poll.c, srq.c) ----------------------------------- */
 int srd_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
 		  struct ibv_send_wr **bad_wr);
@@ -375,8 +404,10 @@ struct srd_cq *srd_cq_create(struct ibv_context *context, int cqe,
 			     struct srd_pd *pdom);
 struct srd_qp *srd_qp_create(struct ibv_context *context, struct ibv_pd *pd,
 			     struct ibv_qp_init_attr *attr);
+/* xrcd and cq: an XRC SRQ's domain and CQ, NULL for a basic SRQ. */
 struct srd_srq *srd_srq_create(struct ibv_pd *pd,
-			       struct ibv_srq_init_attr *attr);
+			       struct ibv_srq_init_attr *attr,
+			       struct ibv_xrcd *xrcd, struct ibv_cq *cq);
 
 /* Opcodes a QP type may post (post.c). */
 bool srd_opcode_valid(enum ibv_qp_type type, enum ibv_wr_opcode op);

@@ -13,21 +13,27 @@
 
 bool srd_opcode_valid(enum ibv_qp_type type, enum ibv_wr_opcode op)
 {
+	/* An XRC initiator posts what an RC QP does; a target posts
+	 * nothing. */
+	bool rc = type == IBV_QPT_RC || type == IBV_QPT_XRC_SEND;
+
+	if (type == IBV_QPT_XRC_RECV)
+		return false;
 	switch (op) {
 	case IBV_WR_SEND:
 	case IBV_WR_SEND_WITH_IMM:
 		return true;
 	case IBV_WR_RDMA_WRITE:
 	case IBV_WR_RDMA_WRITE_WITH_IMM:
-		return type == IBV_QPT_RC || type == IBV_QPT_UC;
+		return rc || type == IBV_QPT_UC;
 	case IBV_WR_RDMA_READ:
 	case IBV_WR_ATOMIC_CMP_AND_SWP:
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
 	case IBV_WR_SEND_WITH_INV:
-		return type == IBV_QPT_RC;
+		return rc;
 	case IBV_WR_LOCAL_INV:
 	case IBV_WR_BIND_MW:
-		return type == IBV_QPT_RC || type == IBV_QPT_UC;
+		return rc || type == IBV_QPT_UC;
 	default:
 		return false;
 	}
@@ -118,6 +124,8 @@ static int write_send(struct srd_qp *qp, const struct ibv_send_wr *wr,
 		w.remote_qpn = wr->wr.ud.remote_qpn;
 		w.remote_qkey = wr->wr.ud.remote_qkey;
 	}
+	if (qp->qp.qp_type == IBV_QPT_XRC_SEND)
+		w.remote_srqn = wr->qp_type.xrc.remote_srqn;
 
 	slot = srd_wq_slot(sq, idx);
 	inl = (wr->send_flags & IBV_SEND_INLINE) &&
@@ -175,9 +183,10 @@ int srd_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		*bad_wr = wr;
 		return EIO; /* the device is lost (flush.c) */
 	}
-	/* Send work is illegal before RTS (IBTA 10.8.2). */
+	/* Send work is illegal before RTS (IBTA 10.8.2); an XRC target
+	 * has no send queue. */
 	if (wr && (state == IBV_QPS_RESET || state == IBV_QPS_INIT ||
-		   state == IBV_QPS_RTR)) {
+		   state == IBV_QPS_RTR || !sq->entries)) {
 		*bad_wr = wr;
 		return EINVAL;
 	}

@@ -68,15 +68,25 @@ struct srd_qp *srd_qp_create(struct ibv_context *context, struct ibv_pd *pd,
 	void *map;
 	int ret;
 
-	if (!pd || !attr || !attr->send_cq || !attr->recv_cq ||
+	/* An XRC initiator sends only: no receive CQ, no SRQ. */
+	if (!pd || !attr || !attr->send_cq ||
+	    (!attr->recv_cq && attr->qp_type != IBV_QPT_XRC_SEND) ||
 	    pd->context != context) {
 		errno = EINVAL;
 		return NULL;
 	}
+	if (attr->qp_type == IBV_QPT_XRC_RECV) {
+		errno = EINVAL; /* made on an XRC domain, not a PD */
+		return NULL;
+	}
 	if (attr->qp_type != IBV_QPT_RC && attr->qp_type != IBV_QPT_UC &&
-	    attr->qp_type != IBV_QPT_UD) {
+	    attr->qp_type != IBV_QPT_UD && attr->qp_type != IBV_QPT_XRC_SEND) {
 		errno = EOPNOTSUPP;
 		return NULL;
+	}
+	if (attr->qp_type == IBV_QPT_XRC_SEND) {
+		attr->recv_cq = NULL;
+		attr->srq = NULL;
 	}
 	ctx = to_ctx(context);
 	qp = calloc(1, sizeof(*qp));
@@ -87,7 +97,8 @@ struct srd_qp *srd_qp_create(struct ibv_context *context, struct ibv_pd *pd,
 	qp->pdom = srd_parent_domain(pd);
 	req.pd_handle = pd->handle;
 	req.send_cq_handle = attr->send_cq->handle;
-	req.recv_cq_handle = attr->recv_cq->handle;
+	req.recv_cq_handle = attr->recv_cq ? attr->recv_cq->handle
+					   : SRD_NO_HANDLE;
 	req.srq_handle = attr->srq ? attr->srq->handle : SRD_NO_HANDLE;
 	req.qp_type = attr->qp_type;
 	req.sq_sig_all = !!attr->sq_sig_all;
@@ -137,10 +148,13 @@ struct srd_qp *srd_qp_create(struct ibv_context *context, struct ibv_pd *pd,
 	pthread_cond_init(&qp->qp.cond, NULL);
 
 	qp->qpn_node.key = rep.qp_num;
+	list_node_init(&qp->recv_cq_node);
 	pthread_mutex_lock(&ctx->qpn_tab.lock);
 	srd_htab_add(&ctx->qpn_tab, &qp->qpn_node);
 	list_add_tail(&to_cq(attr->send_cq)->send_qps, &qp->send_cq_node);
-	list_add_tail(&to_cq(attr->recv_cq)->recv_qps, &qp->recv_cq_node);
+	if (attr->recv_cq)
+		list_add_tail(&to_cq(attr->recv_cq)->recv_qps,
+			      &qp->recv_cq_node);
 	pthread_mutex_unlock(&ctx->qpn_tab.lock);
 	if (qp->pdom)
 		atomic_fetch_add(&qp->pdom->refcnt, 1);
@@ -229,11 +243,13 @@ LIB_EXPORT int ibv_destroy_qp(struct ibv_qp *ibqp)
 				 ibqp->handle);
 	if (ret)
 		return srd_ret_errno(ret);
-	pthread_mutex_lock(&ctx->qpn_tab.lock);
-	srd_htab_del(&ctx->qpn_tab, &qp->qpn_node);
-	list_del(&qp->send_cq_node);
-	list_del(&qp->recv_cq_node);
-	pthread_mutex_unlock(&ctx->qpn_tab.lock);
+	if (ibqp->qp_type != IBV_QPT_XRC_RECV) {
+		pthread_mutex_lock(&ctx->qpn_tab.lock);
+		srd_htab_del(&ctx->qpn_tab, &qp->qpn_node);
+		list_del(&qp->send_cq_node);
+		list_del(&qp->recv_cq_node);
+		pthread_mutex_unlock(&ctx->qpn_tab.lock);
+	}
 	srd_evobj_del(ctx, &qp->ev);
 	pthread_mutex_lock(&ibqp->mutex);
 	while (ibqp->events_completed != qp->ev.async_reported)

@@ -24,6 +24,10 @@ static const uint64_t ops_uc =
 	IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_LOCAL_INV;
 static const uint64_t ops_ud = IBV_QP_EX_WITH_SEND |
 			       IBV_QP_EX_WITH_SEND_WITH_IMM;
+/* An XRC initiator: RC's, but A19 has no XRC ATOMIC WRITE or FLUSH. */
+static const uint64_t ops_xrc =
+	ops_rc &
+	~(uint64_t)(IBV_QP_EX_WITH_ATOMIC_WRITE | IBV_QP_EX_WITH_FLUSH);
 
 static struct srd_qp *qp_of(struct ibv_qp_ex *x)
 {
@@ -237,6 +241,14 @@ static void wr_set_ud_addr(struct ibv_qp_ex *x, struct ibv_ah *ah,
 	w->remote_qkey = remote_qkey;
 }
 
+static void wr_set_xrc_srqn(struct ibv_qp_ex *x, uint32_t remote_srqn)
+{
+	struct srd_send_wqe *w = qp_of(x)->wr_cur;
+
+	if (w)
+		w->remote_srqn = remote_srqn;
+}
+
 static void wr_set_sge_list(struct ibv_qp_ex *x, size_t n,
 			    const struct ibv_sge *sg)
 {
@@ -351,6 +363,8 @@ static void init_ops(struct srd_qp *qp, uint64_t ops)
 	x->wr_set_inline_data_list = wr_set_inline_data_list;
 	if (x->qp_base.qp_type == IBV_QPT_UD)
 		x->wr_set_ud_addr = wr_set_ud_addr;
+	if (x->qp_base.qp_type == IBV_QPT_XRC_SEND)
+		x->wr_set_xrc_srqn = wr_set_xrc_srqn;
 	if (ops & IBV_QP_EX_WITH_SEND)
 		x->wr_send = wr_send;
 	if (ops & IBV_QP_EX_WITH_SEND_WITH_IMM)
@@ -387,9 +401,30 @@ struct ibv_qp *srd_create_qp_ex(struct ibv_context *context,
 
 	if (attr->comp_mask &
 	    ~(uint32_t)(IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_CREATE_FLAGS |
-			IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)) {
+			IBV_QP_INIT_ATTR_SEND_OPS_FLAGS |
+			IBV_QP_INIT_ATTR_XRCD)) {
 		errno = EOPNOTSUPP;
 		return NULL;
+	}
+	if (attr->qp_type == IBV_QPT_XRC_RECV) {
+		/* A target: its domain and nothing else (rdma-core's
+		 * ibv_cmd_create_qp_ex2 takes no PD or CQ for it). */
+		if (!(attr->comp_mask & IBV_QP_INIT_ATTR_XRCD) || !attr->xrcd ||
+		    attr->xrcd->context != context) {
+			errno = EINVAL;
+			return NULL;
+		}
+		if ((attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) &&
+		    attr->create_flags) {
+			errno = EOPNOTSUPP;
+			return NULL;
+		}
+		if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) {
+			errno = EINVAL;
+			return NULL;
+		}
+		qp = srd_xrc_tgt_create(context, attr);
+		return qp ? &qp->qp : NULL;
 	}
 	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD)) {
 		errno = EINVAL;
@@ -402,9 +437,10 @@ struct ibv_qp *srd_create_qp_ex(struct ibv_context *context,
 	}
 	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) {
 		ops = attr->send_ops_flags;
-		allowed = attr->qp_type == IBV_QPT_RC	? ops_rc
-			  : attr->qp_type == IBV_QPT_UC ? ops_uc
-							: ops_ud;
+		allowed = attr->qp_type == IBV_QPT_RC	      ? ops_rc
+			  : attr->qp_type == IBV_QPT_UC	      ? ops_uc
+			  : attr->qp_type == IBV_QPT_XRC_SEND ? ops_xrc
+							      : ops_ud;
 		if (ops & ~allowed) {
 			errno = EOPNOTSUPP;
 			return NULL;

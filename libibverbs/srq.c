@@ -11,7 +11,8 @@
 #include "libibverbs/ibverbs.h"
 
 struct srd_srq *srd_srq_create(struct ibv_pd *pd,
-			       struct ibv_srq_init_attr *attr)
+			       struct ibv_srq_init_attr *attr,
+			       struct ibv_xrcd *xrcd, struct ibv_cq *cq)
 {
 	struct srd_context *ctx = to_ctx(pd->context);
 	struct srd_create_srq_req req = { 0 };
@@ -39,6 +40,11 @@ struct srd_srq *srd_srq_create(struct ibv_pd *pd,
 	req.max_wr = attr->attr.max_wr;
 	req.max_sge = attr->attr.max_sge;
 	req.srq_limit = attr->attr.srq_limit;
+	if (xrcd) {
+		req.srq_type = IBV_SRQT_XRC;
+		req.xrcd_handle = to_xrcd(xrcd)->handle;
+		req.cq_handle = cq->handle;
+	}
 	req.user_handle = srq->ev.hnode.key = srd_ctx_new_id(ctx);
 	ret = srd_ctx_cmd(ctx, &a);
 	if (!ret && a.nrfds != 1)
@@ -70,6 +76,15 @@ struct srd_srq *srd_srq_create(struct ibv_pd *pd,
 	srq->wq.slot_size = rep.slot_size;
 	srq->wq.max_wr = rep.max_wr;
 	srq->wq.max_sge = rep.max_sge;
+	srq->srq_num = rep.srq_num;
+	srq->xrc = xrcd != NULL;
+	list_node_init(&srq->cq_node);
+	if (xrcd) {
+		srq->xrc_cq = cq;
+		pthread_mutex_lock(&ctx->qpn_tab.lock);
+		list_add_tail(&to_cq(cq)->xrc_srqs, &srq->cq_node);
+		pthread_mutex_unlock(&ctx->qpn_tab.lock);
+	}
 	attr->attr.max_wr = rep.max_wr;
 	attr->attr.max_sge = rep.max_sge;
 
@@ -100,7 +115,7 @@ LIB_EXPORT struct ibv_srq *ibv_create_srq(struct ibv_pd *pd,
 		errno = EINVAL;
 		return NULL;
 	}
-	srq = srd_srq_create(pd, attr);
+	srq = srd_srq_create(pd, attr, NULL, NULL);
 	return srq ? &srq->srq : NULL;
 }
 
@@ -108,10 +123,13 @@ struct ibv_srq *srd_create_srq_ex(struct ibv_context *context,
 				  struct ibv_srq_init_attr_ex *attr)
 {
 	struct ibv_srq_init_attr basic;
+	struct ibv_xrcd *xrcd = NULL;
+	struct ibv_cq *cq = NULL;
 	struct srd_srq *srq;
 
 	if (attr->comp_mask &
-	    ~(IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD)) {
+	    ~(uint32_t)(IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD |
+			IBV_SRQ_INIT_ATTR_XRCD | IBV_SRQ_INIT_ATTR_CQ)) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
@@ -121,13 +139,26 @@ struct ibv_srq *srd_create_srq_ex(struct ibv_context *context,
 		return NULL;
 	}
 	if ((attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) &&
-	    attr->srq_type != IBV_SRQT_BASIC) {
+	    attr->srq_type == IBV_SRQT_XRC) {
+		/* As ibv_cmd_create_srq_ex: an XRC SRQ needs its domain
+		 * and the CQ its receives complete on. */
+		if (!(attr->comp_mask & IBV_SRQ_INIT_ATTR_XRCD) ||
+		    !(attr->comp_mask & IBV_SRQ_INIT_ATTR_CQ) || !attr->xrcd ||
+		    !attr->cq || attr->xrcd->context != context ||
+		    attr->cq->context != context) {
+			errno = EINVAL;
+			return NULL;
+		}
+		xrcd = attr->xrcd;
+		cq = attr->cq;
+	} else if ((attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) &&
+		   attr->srq_type != IBV_SRQT_BASIC) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
 	basic.srq_context = attr->srq_context;
 	basic.attr = attr->attr;
-	srq = srd_srq_create(attr->pd, &basic);
+	srq = srd_srq_create(attr->pd, &basic, xrcd, cq);
 	if (!srq)
 		return NULL;
 	attr->attr = basic.attr;
@@ -179,6 +210,9 @@ LIB_EXPORT int ibv_destroy_srq(struct ibv_srq *ibsrq)
 				 ibsrq->handle);
 	if (ret)
 		return srd_ret_errno(ret);
+	pthread_mutex_lock(&ctx->qpn_tab.lock);
+	list_del(&srq->cq_node);
+	pthread_mutex_unlock(&ctx->qpn_tab.lock);
 	srd_evobj_del(ctx, &srq->ev);
 	pthread_mutex_lock(&ibsrq->mutex);
 	while (ibsrq->events_completed != srq->ev.async_reported)

@@ -55,5 +55,6 @@ void tp_recv_cqe(struct srd_qp_transport *tp,
 	c.flags = SRD_CQE_RECV | (rw->srq ? SRD_CQE_SRQ : 0) |
 		  (info->solicited ? SRD_CQE_SOLICITED : 0);
 	rw->valid = false;
-	tp_cq_push(tp, qp->recv_cq, &c);
+	/* XRC: the SRQ's CQ, the target QP has none. */
+	tp_cq_push(tp, rw->xsrq ? rw->xsrq->cq : qp->recv_cq, &c);
 }

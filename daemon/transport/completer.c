@@ -126,7 +126,7 @@ void completer_head_check(struct srd_qp_transport *tp)
 	if (s->state != SWQE_BAD)
 		return;
 	retire_head(tp, s->status);
-	if (tp->qp->type == IBV_QPT_RC)
+	if (srd_qpt_reliable(tp->qp->type))
 		tp_error(tp, -1);
 	else
 		tp_sq_error(tp);
@@ -214,7 +214,8 @@ static enum comp_state check_ack(struct comp_ctx *c)
 		    s->w.opcode == IBV_WR_FLUSH) {
 			if (pkt->psn != s->first_psn)
 				return CS_DONE;
-			if (pkt->opcode != ROCE_RC_READ_RESPONSE_ONLY ||
+			if (roce_op_code(pkt->opcode) !=
+				    ROCE_RC_READ_RESPONSE_ONLY ||
 			    pkt->paylen ||
 			    (syn & ROCE_AETH_TYPE_MASK) != ROCE_AETH_ACK) {
 				c->status = IBV_WC_BAD_RESP_ERR;
@@ -231,7 +232,7 @@ static enum comp_state check_ack(struct comp_ctx *c)
 			return CS_DONE;
 		return CS_READ;
 	}
-	if (pkt->opcode == ROCE_RC_ATOMIC_ACKNOWLEDGE) {
+	if (roce_op_code(pkt->opcode) == ROCE_RC_ATOMIC_ACKNOWLEDGE) {
 		if (s->kind != SWQE_K_ATOMIC || pkt->psn != s->first_psn)
 			return CS_DONE;
 		if (s->w.opcode == IBV_WR_ATOMIC_WRITE ||
@@ -241,7 +242,7 @@ static enum comp_state check_ack(struct comp_ctx *c)
 		}
 		return CS_ATOMIC;
 	}
-	if (pkt->opcode != ROCE_RC_ACKNOWLEDGE)
+	if (roce_op_code(pkt->opcode) != ROCE_RC_ACKNOWLEDGE)
 		return CS_DONE;
 	switch (syn & ROCE_AETH_TYPE_MASK) {
 	case ROCE_AETH_ACK:
@@ -411,7 +412,7 @@ static void skip_acked(struct srd_qp_transport *tp, const struct srd_pkt *pkt)
 	uint8_t syn = pkt->aeth.syndrome;
 	uint32_t upto;
 
-	if (pkt->opcode != ROCE_RC_ACKNOWLEDGE)
+	if (roce_op_code(pkt->opcode) != ROCE_RC_ACKNOWLEDGE)
 		return;
 	if ((syn & ROCE_AETH_TYPE_MASK) == ROCE_AETH_ACK)
 		upto = pkt->psn + 1;
@@ -445,7 +446,7 @@ void completer_rx(struct srd_qp_transport *tp, struct srd_pkt *pkt)
 	enum comp_state st = CS_GET_WQE;
 	enum ibv_qp_state qs = tp_state(tp);
 
-	if (tp->qp->type != IBV_QPT_RC ||
+	if ((tp->qp->type != IBV_QPT_RC && tp->qp->type != IBV_QPT_XRC_SEND) ||
 	    (qs != IBV_QPS_RTS && qs != IBV_QPS_SQD)) {
 		tp->cnt.rx_drops += pkt->npkts;
 		return;

@@ -224,7 +224,29 @@ void engine_qp_modified(struct srd_qp *qp, enum ibv_qp_state old, int attr_mask)
 
 void engine_srq_destroyed(struct srd_srq *srq)
 {
-	/* QPs hold no reference to SRQ slots: WQEs are copied when taken. */
+	struct srd_daemon *d = srq->owner->d;
+
+	/* QPs hold no reference to SRQ slots: WQEs are copied when taken.
+	 * XRC target QPs point at the SRQ of the request in progress, and
+	 * a receive taken from it completes on its CQ: both go. */
+	if (!srq->xh)
+		return;
+	list_for_each (&d->qps, n) {
+		struct srd_qp *qp = container_of(n, struct srd_qp, node);
+		struct srd_qp_transport *tp = qp->tp;
+
+		if (qp->type != IBV_QPT_XRC_RECV || !tp)
+			continue;
+		if (tp->rwqe.valid && tp->rwqe.xsrq == srq) {
+			responder_reset_msg(tp);
+			tp->rwqe.valid = false;
+		}
+		if (qp->srq == srq) {
+			qp->srq = NULL;
+			qp->pd = NULL;
+			tp->rd_active = NULL;
+		}
+	}
 }
 
 static bool tp_progress(struct srd_qp_transport *tp, uint64_t now)

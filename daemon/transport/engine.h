@@ -54,6 +54,7 @@ struct srd_tp_counters {
 	uint64_t uc_drops;	 /* UC messages dropped by the responder */
 	uint64_t rx_drops;	 /* out of state, bad opcode for the QP */
 	uint64_t delay_backoffs; /* window cuts for a growing round trip */
+	uint64_t xrc_srqn_errs;	 /* XRC requests naming no SRQ of the domain */
 };
 
 /* Engine-wide state. */
@@ -124,8 +125,9 @@ struct srd_rwqe {
 	uint32_t idx;	/* free-running RQ (or SRQ) index */
 	uint64_t wr_id;
 	uint32_t num_sge;
-	uint64_t total; /* sum of SGE lengths */
-	uint64_t done;	/* bytes written so far */
+	uint64_t total;	      /* sum of SGE lengths */
+	uint64_t done;	      /* bytes written so far */
+	struct srd_srq *xsrq; /* taken from this XRC SRQ: completes on its CQ */
 	struct srd_sge sge[SRD_TP_MAX_SGE];
 };
 
@@ -253,6 +255,21 @@ static inline struct srd_swqe *tp_swqe(struct srd_qp_transport *tp,
 static inline const struct srd_sge *swqe_sge(const struct srd_swqe *s)
 {
 	return (const struct srd_sge *)s->body;
+}
+
+/* The BTH transport of the QP's packets (RC, UC or XRC; UD builds its
+ * own). */
+static inline uint8_t tp_transport(const struct srd_qp_transport *tp)
+{
+	switch (tp->qp->type) {
+	case IBV_QPT_XRC_SEND:
+	case IBV_QPT_XRC_RECV:
+		return ROCE_TR_XRC;
+	case IBV_QPT_UC:
+		return ROCE_TR_UC;
+	default:
+		return ROCE_TR_RC;
+	}
 }
 
 static inline enum ibv_qp_state tp_state(const struct srd_qp_transport *tp)

@@ -72,6 +72,8 @@ static bool flush_rq(struct srd_qp_transport *tp)
 		flush_rwqe(tp);
 		work = true;
 	}
+	if (qp->type == IBV_QPT_XRC_RECV)
+		return work; /* no queue of its own, SRQs are per request */
 	if (qp->srq) {
 		if (!tp->last_wqe_sent) {
 			tp->last_wqe_sent = true;

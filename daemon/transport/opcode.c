@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* The BTH opcode table (IBTA vol. 1, table 38). */
+/*
+ * The BTH opcode table (IBTA vol. 1, table 38).  XRC repeats the RC rows
+ * 0xA0 apart, each request with the XRCETH right after the BTH; IBTA 1.5
+ * Annex A19's FLUSH and ATOMIC WRITE are RC rows only here.
+ */
 #include "daemon/transport/opcode.h"
 
 #define BTH 12
@@ -11,6 +15,7 @@
 #define IMM 4
 #define IETH 4
 #define FETH 4
+#define XRCETH 4
 
 #define REQ (OPF_VALID | OPF_REQ)
 #define RSP (OPF_VALID | OPF_RESP)
@@ -18,42 +23,47 @@
 #define OP(code, nm, m, len) \
 	[code] = { .name = nm, .mask = (m), .hdr_len = (len) }
 
-/* RC and UC share the SEND and WRITE rows, 0x20 apart. */
-#define SEND_WRITE_ROWS(tr, p)                                               \
-	OP(tr | 0x00, p "SEND_FIRST",                                        \
-	   REQ | OPF_SEND | OPF_FIRST | OPF_PAYLOAD, BTH),                   \
-		OP(tr | 0x01, p "SEND_MIDDLE",                               \
-		   REQ | OPF_SEND | OPF_MIDDLE | OPF_PAYLOAD, BTH),          \
-		OP(tr | 0x02, p "SEND_LAST",                                 \
-		   REQ | OPF_SEND | OPF_LAST | OPF_PAYLOAD | OPF_RWQE, BTH), \
-		OP(tr | 0x03, p "SEND_LAST_WITH_IMMEDIATE",                  \
-		   REQ | OPF_SEND | OPF_LAST | OPF_PAYLOAD | OPF_RWQE |      \
-			   OPF_IMM,                                          \
-		   BTH + IMM),                                               \
-		OP(tr | 0x04, p "SEND_ONLY",                                 \
-		   REQ | OPF_SEND | OPF_ONLY | OPF_PAYLOAD | OPF_RWQE, BTH), \
-		OP(tr | 0x05, p "SEND_ONLY_WITH_IMMEDIATE",                  \
-		   REQ | OPF_SEND | OPF_ONLY | OPF_PAYLOAD | OPF_RWQE |      \
-			   OPF_IMM,                                          \
-		   BTH + IMM),                                               \
-		OP(tr | 0x06, p "RDMA_WRITE_FIRST",                          \
-		   REQ | OPF_WRITE | OPF_FIRST | OPF_PAYLOAD | OPF_RETH,     \
-		   BTH + RETH),                                              \
-		OP(tr | 0x07, p "RDMA_WRITE_MIDDLE",                         \
-		   REQ | OPF_WRITE | OPF_MIDDLE | OPF_PAYLOAD, BTH),         \
-		OP(tr | 0x08, p "RDMA_WRITE_LAST",                           \
-		   REQ | OPF_WRITE | OPF_LAST | OPF_PAYLOAD, BTH),           \
-		OP(tr | 0x09, p "RDMA_WRITE_LAST_WITH_IMMEDIATE",            \
-		   REQ | OPF_WRITE | OPF_LAST | OPF_PAYLOAD | OPF_IMM |      \
-			   OPF_RWQE,                                         \
-		   BTH + IMM),                                               \
-		OP(tr | 0x0a, p "RDMA_WRITE_ONLY",                           \
-		   REQ | OPF_WRITE | OPF_ONLY | OPF_PAYLOAD | OPF_RETH,      \
-		   BTH + RETH),                                              \
-		OP(tr | 0x0b, p "RDMA_WRITE_ONLY_WITH_IMMEDIATE",            \
-		   REQ | OPF_WRITE | OPF_ONLY | OPF_PAYLOAD | OPF_RETH |     \
-			   OPF_IMM | OPF_RWQE,                               \
-		   BTH + RETH + IMM)
+/* RC, UC and XRC share the SEND and WRITE rows; x adds the XRCETH (its
+ * mask bit and length) to each of them. */
+#define SEND_WRITE_ROWS_X(tr, p, xm, xl)                                       \
+	OP(tr | 0x00, p "SEND_FIRST",                                          \
+	   REQ | xm | OPF_SEND | OPF_FIRST | OPF_PAYLOAD, BTH + xl),           \
+		OP(tr | 0x01, p "SEND_MIDDLE",                                 \
+		   REQ | xm | OPF_SEND | OPF_MIDDLE | OPF_PAYLOAD, BTH + xl),  \
+		OP(tr | 0x02, p "SEND_LAST",                                   \
+		   REQ | xm | OPF_SEND | OPF_LAST | OPF_PAYLOAD | OPF_RWQE,    \
+		   BTH + xl),                                                  \
+		OP(tr | 0x03, p "SEND_LAST_WITH_IMMEDIATE",                    \
+		   REQ | xm | OPF_SEND | OPF_LAST | OPF_PAYLOAD | OPF_RWQE |   \
+			   OPF_IMM,                                            \
+		   BTH + IMM + xl),                                            \
+		OP(tr | 0x04, p "SEND_ONLY",                                   \
+		   REQ | xm | OPF_SEND | OPF_ONLY | OPF_PAYLOAD | OPF_RWQE,    \
+		   BTH + xl),                                                  \
+		OP(tr | 0x05, p "SEND_ONLY_WITH_IMMEDIATE",                    \
+		   REQ | xm | OPF_SEND | OPF_ONLY | OPF_PAYLOAD | OPF_RWQE |   \
+			   OPF_IMM,                                            \
+		   BTH + IMM + xl),                                            \
+		OP(tr | 0x06, p "RDMA_WRITE_FIRST",                            \
+		   REQ | xm | OPF_WRITE | OPF_FIRST | OPF_PAYLOAD | OPF_RETH,  \
+		   BTH + RETH + xl),                                           \
+		OP(tr | 0x07, p "RDMA_WRITE_MIDDLE",                           \
+		   REQ | xm | OPF_WRITE | OPF_MIDDLE | OPF_PAYLOAD, BTH + xl), \
+		OP(tr | 0x08, p "RDMA_WRITE_LAST",                             \
+		   REQ | xm | OPF_WRITE | OPF_LAST | OPF_PAYLOAD, BTH + xl),   \
+		OP(tr | 0x09, p "RDMA_WRITE_LAST_WITH_IMMEDIATE",              \
+		   REQ | xm | OPF_WRITE | OPF_LAST | OPF_PAYLOAD | OPF_IMM |   \
+			   OPF_RWQE,                                           \
+		   BTH + IMM + xl),                                            \
+		OP(tr | 0x0a, p "RDMA_WRITE_ONLY",                             \
+		   REQ | xm | OPF_WRITE | OPF_ONLY | OPF_PAYLOAD | OPF_RETH,   \
+		   BTH + RETH + xl),                                           \
+		OP(tr | 0x0b, p "RDMA_WRITE_ONLY_WITH_IMMEDIATE",              \
+		   REQ | xm | OPF_WRITE | OPF_ONLY | OPF_PAYLOAD | OPF_RETH |  \
+			   OPF_IMM | OPF_RWQE,                                 \
+		   BTH + RETH + IMM + xl)
+
+#define SEND_WRITE_ROWS(tr, p) SEND_WRITE_ROWS_X(tr, p, 0, 0)
 
 const struct srd_opcode_info srd_opcodes[256] = {
 	SEND_WRITE_ROWS(ROCE_TR_RC, "RC_"),
@@ -98,6 +108,42 @@ const struct srd_opcode_info srd_opcodes[256] = {
 	   REQ | OPF_SEND | OPF_ONLY | OPF_PAYLOAD | OPF_RWQE | OPF_DETH |
 		   OPF_IMM,
 	   BTH + DETH + IMM),
+
+	SEND_WRITE_ROWS_X(ROCE_TR_XRC, "XRC_", OPF_XRCETH, XRCETH),
+	OP(ROCE_TR_XRC | ROCE_RC_READ_REQUEST, "XRC_RDMA_READ_REQUEST",
+	   REQ | OPF_XRCETH | OPF_READ | OPF_ONLY | OPF_RETH,
+	   BTH + XRCETH + RETH),
+	OP(ROCE_TR_XRC | ROCE_RC_READ_RESPONSE_FIRST,
+	   "XRC_RDMA_READ_RESPONSE_FIRST",
+	   RSP | OPF_READ | OPF_FIRST | OPF_PAYLOAD | OPF_AETH, BTH + AETH),
+	OP(ROCE_TR_XRC | ROCE_RC_READ_RESPONSE_MIDDLE,
+	   "XRC_RDMA_READ_RESPONSE_MIDDLE",
+	   RSP | OPF_READ | OPF_MIDDLE | OPF_PAYLOAD, BTH),
+	OP(ROCE_TR_XRC | ROCE_RC_READ_RESPONSE_LAST,
+	   "XRC_RDMA_READ_RESPONSE_LAST",
+	   RSP | OPF_READ | OPF_LAST | OPF_PAYLOAD | OPF_AETH, BTH + AETH),
+	OP(ROCE_TR_XRC | ROCE_RC_READ_RESPONSE_ONLY,
+	   "XRC_RDMA_READ_RESPONSE_ONLY",
+	   RSP | OPF_READ | OPF_ONLY | OPF_PAYLOAD | OPF_AETH, BTH + AETH),
+	OP(ROCE_TR_XRC | ROCE_RC_ACKNOWLEDGE, "XRC_ACKNOWLEDGE",
+	   RSP | OPF_ACK | OPF_ONLY | OPF_AETH, BTH + AETH),
+	OP(ROCE_TR_XRC | ROCE_RC_ATOMIC_ACKNOWLEDGE, "XRC_ATOMIC_ACKNOWLEDGE",
+	   RSP | OPF_ACK | OPF_ATOMIC | OPF_ONLY | OPF_AETH | OPF_ATMACK,
+	   BTH + AETH + ATMACK),
+	OP(ROCE_TR_XRC | ROCE_RC_COMPARE_SWAP, "XRC_COMPARE_SWAP",
+	   REQ | OPF_XRCETH | OPF_ATOMIC | OPF_ONLY | OPF_ATMETH,
+	   BTH + XRCETH + ATMETH),
+	OP(ROCE_TR_XRC | ROCE_RC_FETCH_ADD, "XRC_FETCH_ADD",
+	   REQ | OPF_XRCETH | OPF_ATOMIC | OPF_ONLY | OPF_ATMETH,
+	   BTH + XRCETH + ATMETH),
+	OP(ROCE_TR_XRC | ROCE_RC_SEND_LAST_INV, "XRC_SEND_LAST_WITH_INVALIDATE",
+	   REQ | OPF_XRCETH | OPF_SEND | OPF_LAST | OPF_PAYLOAD | OPF_RWQE |
+		   OPF_IETH,
+	   BTH + XRCETH + IETH),
+	OP(ROCE_TR_XRC | ROCE_RC_SEND_ONLY_INV, "XRC_SEND_ONLY_WITH_INVALIDATE",
+	   REQ | OPF_XRCETH | OPF_SEND | OPF_ONLY | OPF_PAYLOAD | OPF_RWQE |
+		   OPF_IETH,
+	   BTH + XRCETH + IETH),
 };
 
 unsigned int srd_op_hdr_offset(uint8_t opcode, uint32_t hdr)
@@ -106,10 +152,11 @@ unsigned int srd_op_hdr_offset(uint8_t opcode, uint32_t hdr)
 		uint32_t bit;
 		uint8_t len;
 	} order[] = {
-		{ OPF_DETH, DETH }, { OPF_FETH, FETH },
-		{ OPF_RETH, RETH }, { OPF_ATMETH, ATMETH },
-		{ OPF_AETH, AETH }, { OPF_ATMACK, ATMACK },
-		{ OPF_IMM, IMM },   { OPF_IETH, IETH },
+		{ OPF_DETH, DETH },	{ OPF_XRCETH, XRCETH },
+		{ OPF_FETH, FETH },	{ OPF_RETH, RETH },
+		{ OPF_ATMETH, ATMETH }, { OPF_AETH, AETH },
+		{ OPF_ATMACK, ATMACK }, { OPF_IMM, IMM },
+		{ OPF_IETH, IETH },
 	};
 	uint32_t mask = srd_opcodes[opcode].mask;
 	unsigned int off = BTH;
@@ -161,16 +208,16 @@ uint8_t srd_op_request(uint8_t tr, uint32_t kind, uint32_t pos, bool imm)
 	return tr | op;
 }
 
-uint8_t srd_op_read_response(uint32_t pos)
+uint8_t srd_op_read_response(uint8_t tr, uint32_t pos)
 {
 	switch (pos) {
 	case OPF_FIRST:
-		return ROCE_RC_READ_RESPONSE_FIRST;
+		return tr | ROCE_RC_READ_RESPONSE_FIRST;
 	case OPF_MIDDLE:
-		return ROCE_RC_READ_RESPONSE_MIDDLE;
+		return tr | ROCE_RC_READ_RESPONSE_MIDDLE;
 	case OPF_LAST:
-		return ROCE_RC_READ_RESPONSE_LAST;
+		return tr | ROCE_RC_READ_RESPONSE_LAST;
 	default:
-		return ROCE_RC_READ_RESPONSE_ONLY;
+		return tr | ROCE_RC_READ_RESPONSE_ONLY;
 	}
 }

@@ -45,6 +45,9 @@ enum srd_op_flags {
 	OPF_FETH = 1u << 20,
 	OPF_FLUSH = 1u << 21,
 	OPF_ATOMIC_WRITE = 1u << 22,
+	/* the XRC Extended Transport Header (the target SRQ), right after
+	 * the BTH of every XRC request */
+	OPF_XRCETH = 1u << 23,
 };
 
 struct srd_opcode_info {
@@ -79,10 +82,10 @@ static inline uint8_t srd_op_transport(uint8_t opcode)
 
 /* The request opcode for a message kind at a position.  kind is
  * OPF_SEND or OPF_WRITE; pos is OPF_FIRST, OPF_MIDDLE, OPF_LAST or
- * OPF_ONLY; tr is ROCE_TR_RC or ROCE_TR_UC. */
+ * OPF_ONLY; tr is ROCE_TR_RC, ROCE_TR_UC or ROCE_TR_XRC. */
 uint8_t srd_op_request(uint8_t tr, uint32_t kind, uint32_t pos, bool imm);
 
-/* The READ response opcode at a position. */
-uint8_t srd_op_read_response(uint32_t pos);
+/* The READ response opcode at a position, for transport tr (RC, XRC). */
+uint8_t srd_op_read_response(uint8_t tr, uint32_t pos);
 
 #endif

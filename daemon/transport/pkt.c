@@ -47,6 +47,14 @@ int srd_pkt_hdr_write(const struct srd_pkt *pkt, uint8_t *buf, size_t len)
 		put(buf, srd_op_hdr_offset(pkt->opcode, OPF_DETH), &h,
 		    sizeof(h));
 	}
+	if (m & OPF_XRCETH) {
+		struct roce_xrceth h = {
+			.srqn = htobe32(pkt->xrc_srqn & ROCE_XRC_SRQN_MASK),
+		};
+
+		put(buf, srd_op_hdr_offset(pkt->opcode, OPF_XRCETH), &h,
+		    sizeof(h));
+	}
 	if (m & OPF_FETH) {
 		struct roce_feth h = { .bits = htobe32(pkt->feth) };
 
@@ -136,6 +144,13 @@ int srd_pkt_hdr_read(struct srd_pkt *pkt, const uint8_t *buf, size_t len)
 		    sizeof(h));
 		pkt->deth.qkey = be32toh(h.qkey);
 		pkt->deth.sqp = be32toh(h.sqp) & ROCE_QPN_MASK;
+	}
+	if (m & OPF_XRCETH) {
+		struct roce_xrceth h;
+
+		get(&h, buf, srd_op_hdr_offset(pkt->opcode, OPF_XRCETH),
+		    sizeof(h));
+		pkt->xrc_srqn = be32toh(h.srqn) & ROCE_XRC_SRQN_MASK;
 	}
 	if (m & OPF_FETH) {
 		struct roce_feth h;

@@ -55,7 +55,8 @@ struct srd_pkt {
 	uint64_t atm_orig;
 	uint32_t imm; /* as the application gave it (network order) */
 	uint32_t ieth_rkey;
-	uint32_t feth; /* placement type and selectivity, ROCE_FETH_* */
+	uint32_t feth;	   /* placement type and selectivity, ROCE_FETH_* */
+	uint32_t xrc_srqn; /* XRCETH: the target's SRQ */
 	struct {
 		uint32_t qkey;
 		uint32_t sqp;

@@ -48,7 +48,7 @@ static bool req_can_start(struct srd_qp_transport *tp, const struct srd_swqe *s)
 		return false;
 	if (is_rd_atomic(s) && tp->rd_atomic >= max_rd_atomic(tp))
 		return false;
-	if (tp->qp->type == IBV_QPT_RC && tp_inflight(tp) >= tp->cwnd)
+	if (srd_qpt_reliable(tp->qp->type) && tp_inflight(tp) >= tp->cwnd)
 		return false;
 	return true;
 }
@@ -58,7 +58,7 @@ static uint32_t req_room(const struct srd_qp_transport *tp, uint32_t budget)
 {
 	uint32_t in = tp_inflight(tp);
 
-	if (tp->qp->type != IBV_QPT_RC || in >= tp->cwnd)
+	if (!srd_qpt_reliable(tp->qp->type) || in >= tp->cwnd)
 		return budget;
 	return tp->cwnd - in < budget ? tp->cwnd - in : budget;
 }
@@ -194,14 +194,15 @@ static bool build_send_write(struct srd_qp_transport *tp, struct srd_swqe *s,
 			       : last	     ? OPF_LAST
 					     : OPF_MIDDLE;
 
-		opcode = srd_op_request(
-			qp->type == IBV_QPT_RC ? ROCE_TR_RC : ROCE_TR_UC,
-			s->kind == SWQE_K_SEND ? OPF_SEND : OPF_WRITE, pos,
-			s->imm);
+		opcode = srd_op_request(tp_transport(tp),
+					s->kind == SWQE_K_SEND ? OPF_SEND
+							       : OPF_WRITE,
+					pos, s->imm);
 		/* The rkey to invalidate rides in the last packet. */
 		if (s->inv && (pos == OPF_ONLY || pos == OPF_LAST))
-			opcode = pos == OPF_ONLY ? ROCE_RC_SEND_ONLY_INV
-						 : ROCE_RC_SEND_LAST_INV;
+			opcode = tp_transport(tp) |
+				 (pos == OPF_ONLY ? ROCE_RC_SEND_ONLY_INV
+						  : ROCE_RC_SEND_LAST_INV);
 	}
 	srd_pkt_init(pkt, opcode);
 	if (pkt->mask & OPF_IETH)
@@ -225,7 +226,7 @@ static bool build_send_write(struct srd_qp_transport *tp, struct srd_swqe *s,
 		dma_seek(&pkt->pay, off);
 	}
 	pkt->paylen = paylen;
-	if (qp->type == IBV_QPT_RC)
+	if (srd_qpt_reliable(qp->type))
 		/* ...and four times per window: a lost packet asking for
 		 * one then stalls nothing until the timer. */
 		pkt->ack_req = (last && !send_follows(tp, idx)) ||
@@ -238,7 +239,7 @@ static bool build_send_write(struct srd_qp_transport *tp, struct srd_swqe *s,
 static void build_read(struct srd_qp_transport *tp, struct srd_swqe *s,
 		       struct srd_pkt *pkt)
 {
-	srd_pkt_init(pkt, ROCE_RC_READ_REQUEST);
+	srd_pkt_init(pkt, tp_transport(tp) | ROCE_RC_READ_REQUEST);
 	/* After a retry, ask only for what has not arrived. */
 	pkt->psn = (s->first_psn + s->rd_pkts) & ROCE_PSN_MASK;
 	pkt->reth.va = s->w.remote_addr + s->rd_done;
@@ -252,7 +253,8 @@ static void build_atomic(struct srd_qp_transport *tp, struct srd_swqe *s,
 {
 	bool cas = s->w.opcode == IBV_WR_ATOMIC_CMP_AND_SWP;
 
-	srd_pkt_init(pkt, cas ? ROCE_RC_COMPARE_SWAP : ROCE_RC_FETCH_ADD);
+	srd_pkt_init(pkt, tp_transport(tp) | (cas ? ROCE_RC_COMPARE_SWAP
+						  : ROCE_RC_FETCH_ADD));
 	pkt->psn = s->first_psn;
 	pkt->atm.va = s->w.remote_addr;
 	pkt->atm.rkey = s->w.rkey;
@@ -318,6 +320,9 @@ static uint32_t req_send_one(struct srd_qp_transport *tp, struct srd_swqe *s,
 		ud_fill_path(tp, s, &pkt);
 	else
 		tp_fill_path(tp, &pkt);
+	/* XRC: every request names the target's SRQ. */
+	if (pkt.mask & OPF_XRCETH)
+		pkt.xrc_srqn = s->w.remote_srqn & ROCE_XRC_SRQN_MASK;
 
 	/* Move on before the packet leaves: on the in-memory wire its
 	 * response is processed before wire_send() returns. */
@@ -325,7 +330,7 @@ static uint32_t req_send_one(struct srd_qp_transport *tp, struct srd_swqe *s,
 		s->state = SWQE_SENT;
 		tp->sq_next = idx + 1;
 	}
-	if (qp->type == IBV_QPT_RC) {
+	if (srd_qpt_reliable(qp->type)) {
 		uint64_t to = tp_timeout_ns(qp->attr.timeout);
 
 		tp->noack_pkts = pkt.ack_req ? 0 : tp->noack_pkts + pkt.npkts;
@@ -336,7 +341,7 @@ static uint32_t req_send_one(struct srd_qp_transport *tp, struct srd_swqe *s,
 	wire_send(tp, &pkt);
 
 	/* UC and UD complete once the last packet is on the wire. */
-	if (last && qp->type != IBV_QPT_RC && tp->sq_head == idx) {
+	if (last && !srd_qpt_reliable(qp->type) && tp->sq_head == idx) {
 		tp_send_cqe(tp, s, idx, IBV_WC_SUCCESS);
 		tp->sq_head = idx + 1;
 		completer_retire_local(tp);
@@ -408,7 +413,7 @@ bool requester_run(struct srd_qp_transport *tp)
 				continue;
 			}
 			req_start(tp, s);
-		} else if (tp->qp->type == IBV_QPT_RC && !is_rd_atomic(s) &&
+		} else if (srd_qpt_reliable(tp->qp->type) && !is_rd_atomic(s) &&
 			   tp_inflight(tp) >= tp->cwnd) {
 			/* The rest of a message waits for ACKs too. */
 			break;

@@ -79,7 +79,7 @@ struct resp_ctx {
 	struct srd_qp_transport *tp;
 	struct srd_pkt *pkt;
 	uint32_t m;
-	bool rc, uc, ud;
+	bool rc, uc, ud; /* rc: RC and XRC */
 };
 
 #define ACK_SYNDROME (ROCE_AETH_ACK | ROCE_AETH_CREDITS_INVALID)
@@ -88,7 +88,7 @@ static void put_ack(struct srd_qp_transport *tp, uint8_t syndrome, uint32_t psn)
 {
 	struct srd_pkt pkt;
 
-	srd_pkt_init(&pkt, ROCE_RC_ACKNOWLEDGE);
+	srd_pkt_init(&pkt, tp_transport(tp) | ROCE_RC_ACKNOWLEDGE);
 	pkt.psn = psn & ROCE_PSN_MASK;
 	pkt.aeth.syndrome = syndrome;
 	pkt.aeth.msn = tp->msn & ROCE_AETH_MSN_MASK;
@@ -158,7 +158,7 @@ static void send_atomic_ack(struct srd_qp_transport *tp, uint64_t orig,
 	struct srd_pkt pkt;
 
 	responder_ack_flush(tp);
-	srd_pkt_init(&pkt, ROCE_RC_ATOMIC_ACKNOWLEDGE);
+	srd_pkt_init(&pkt, tp_transport(tp) | ROCE_RC_ATOMIC_ACKNOWLEDGE);
 	pkt.psn = psn & ROCE_PSN_MASK;
 	pkt.aeth.syndrome = ACK_SYNDROME;
 	pkt.aeth.msn = tp->msn & ROCE_AETH_MSN_MASK;
@@ -175,7 +175,7 @@ static void send_resp0(struct srd_qp_transport *tp, uint32_t psn)
 	struct srd_pkt pkt;
 
 	responder_ack_flush(tp);
-	srd_pkt_init(&pkt, ROCE_RC_READ_RESPONSE_ONLY);
+	srd_pkt_init(&pkt, tp_transport(tp) | ROCE_RC_READ_RESPONSE_ONLY);
 	pkt.psn = psn & ROCE_PSN_MASK;
 	pkt.aeth.syndrome = ACK_SYNDROME;
 	pkt.aeth.msn = tp->msn & ROCE_AETH_MSN_MASK;
@@ -619,7 +619,7 @@ static enum resp_state exec_read(struct resp_ctx *c)
 static uint64_t atomic_op(struct srd_mr *mr, uint64_t va,
 			  const struct srd_pkt *pkt, bool *ok)
 {
-	bool cas = pkt->opcode == ROCE_RC_COMPARE_SWAP;
+	bool cas = roce_op_code(pkt->opcode) == ROCE_RC_COMPARE_SWAP;
 	uint8_t *p = mr_ptr(mr, va);
 	uint64_t orig, v;
 
@@ -932,6 +932,39 @@ static enum resp_state drop_msg(struct resp_ctx *c)
 	return RS_DONE;
 }
 
+/*
+ * An XRC target QP has no PD and no receive queue of its own: each
+ * request names, in its XRCETH, an SRQ of the QP's domain, whose PD
+ * checks the keys and whose WQEs and CQ take the message (IBTA 9.2.4,
+ * 10.2.9).  A message keeps the SRQ it started on.  A request naming no
+ * such SRQ is an invalid request (NAK, the QP goes to the error state)
+ * when it is the one expected; anything else is dropped.  False: drop.
+ */
+static bool xrc_request(struct srd_qp_transport *tp, struct srd_pkt *pkt,
+			enum resp_state *st)
+{
+	struct srd_qp *qp = tp->qp;
+	struct srd_srq *srq;
+
+	srq = xrc_srq_lookup(tp->eng->d, pkt->xrc_srqn, qp->xrcd);
+	if (srq && tp->rwqe.valid && tp->rwqe.xsrq && tp->rwqe.xsrq != srq)
+		srq = NULL;
+	if (srq) {
+		qp->srq = srq;
+		qp->pd = srq->pd;
+		return true;
+	}
+	tp->cnt.xrc_srqn_errs++;
+	if (pkt->psn != tp->epsn) {
+		tp->cnt.rx_drops += pkt->npkts;
+		return false;
+	}
+	srd_log(SRD_LOG_DEBUG, "qp 0x%x: XRC request for SRQ 0x%x of no domain",
+		qp->qpn, pkt->xrc_srqn);
+	*st = RS_ERR_INV_REQ;
+	return true;
+}
+
 void responder_rx(struct srd_qp_transport *tp, struct srd_pkt *pkt)
 {
 	struct srd_qp *qp = tp->qp;
@@ -940,7 +973,7 @@ void responder_rx(struct srd_qp_transport *tp, struct srd_pkt *pkt)
 		.tp = tp,
 		.pkt = pkt,
 		.m = pkt->mask,
-		.rc = qp->type == IBV_QPT_RC,
+		.rc = srd_qpt_reliable(qp->type),
 		.uc = qp->type == IBV_QPT_UC,
 		.ud = qp->type == IBV_QPT_UD,
 	};
@@ -954,8 +987,7 @@ void responder_rx(struct srd_qp_transport *tp, struct srd_pkt *pkt)
 	tp->cnt.rx_pkts += pkt->npkts;
 	if (qs == IBV_QPS_RTR && !tp->comm_est) {
 		tp->comm_est = true;
-		client_async_event(qp->owner, IBV_EVENT_COMM_EST,
-				   qp->user_handle);
+		qp_async_event(qp, IBV_EVENT_COMM_EST);
 	}
 	/* A READ reply goes out whole before anything that follows it. */
 	if (tp->rd_active) {
@@ -963,6 +995,8 @@ void responder_rx(struct srd_qp_transport *tp, struct srd_pkt *pkt)
 		if (tp_state(tp) == IBV_QPS_ERR)
 			return;
 	}
+	if (qp->type == IBV_QPT_XRC_RECV && !xrc_request(tp, pkt, &st))
+		return;
 	while (st != RS_DONE) {
 		enum resp_state from = st;
 
@@ -1095,7 +1129,7 @@ bool responder_run(struct srd_qp_transport *tp, unsigned int budget)
 				return true;
 			}
 		}
-		srd_pkt_init(&pkt, srd_op_read_response(pos));
+		srd_pkt_init(&pkt, srd_op_read_response(tp_transport(tp), pos));
 		pkt.psn = res->cur_psn;
 		pkt.npkts = count;
 		if (pkt.mask & OPF_AETH) {

@@ -64,6 +64,10 @@ struct srd_device *wire_route(struct srd_daemon *d, const union ibv_gid *dgid,
 static bool type_matches(uint8_t opcode, enum ibv_qp_type type)
 {
 	switch (srd_op_transport(opcode)) {
+	case ROCE_TR_XRC: /* requests to the target, responses back */
+		return type == ((srd_op_mask(opcode) & OPF_RESP)
+					? IBV_QPT_XRC_SEND
+					: IBV_QPT_XRC_RECV);
 	case ROCE_TR_RC:
 		return type == IBV_QPT_RC;
 	case ROCE_TR_UC:

@@ -32,7 +32,8 @@ void wire_train_part(const struct srd_pkt *train, uint32_t i,
 	dma_advance(&out->pay, (uint64_t)i * per);
 	if (i && (train->mask & OPF_FIRST)) {
 		if (train->mask & OPF_READ)
-			op = srd_op_read_response(OPF_MIDDLE);
+			op = srd_op_read_response(
+				srd_op_transport(train->opcode), OPF_MIDDLE);
 		else
 			op = srd_op_transport(train->opcode) |
 			     ((train->mask & OPF_SEND) ? ROCE_RC_SEND_MIDDLE

@@ -20,7 +20,7 @@ static enum ibv_wc_status swqe_check(struct srd_qp_transport *tp,
 	struct srd_qp *qp = tp->qp;
 	const struct srd_send_wqe *w = &s->w;
 	uint32_t body = qp->sq.slot_size - sizeof(*w);
-	bool rc = qp->type == IBV_QPT_RC, ud = qp->type == IBV_QPT_UD;
+	bool rc = srd_qpt_reliable(qp->type), ud = qp->type == IBV_QPT_UD;
 	uint64_t len = 0;
 	int access = 0;
 
@@ -71,8 +71,9 @@ static enum ibv_wc_status swqe_check(struct srd_qp_transport *tp,
 	case IBV_WR_ATOMIC_WRITE:
 	case IBV_WR_FLUSH:
 		/* One PSN and a response, as an atomic; no local buffer:
-		 * the 8 bytes (or the flush's range) are in the WQE. */
-		if (!rc)
+		 * the 8 bytes (or the flush's range) are in the WQE.  RC
+		 * only: A19 gives XRC no opcode for them. */
+		if (qp->type != IBV_QPT_RC)
 			return IBV_WC_LOC_QP_OP_ERR;
 		if (w->opcode == IBV_WR_FLUSH &&
 		    (w->compare_add > SRD_MAX_MSG_SZ ||
@@ -232,6 +233,7 @@ static int srq_take(struct srd_qp_transport *tp, struct srd_srq *srq)
 	       (size_t)(srq->cons & (srq->entries - 1)) * srq->slot_size;
 	rwqe_load(tp, slot, srq->slot_size, srq->max_sge);
 	tp->rwqe.srq = true;
+	tp->rwqe.xsrq = srq->xh ? srq : NULL;
 	tp->rwqe.idx = srq->cons;
 	srq->cons++;
 	/* The library frees SRQ slots from this index. */
@@ -274,6 +276,7 @@ int rq_take(struct srd_qp_transport *tp)
 	       (size_t)(tp->rq_taken & (wq->entries - 1)) * wq->slot_size;
 	rwqe_load(tp, slot, wq->slot_size, wq->max_sge);
 	tp->rwqe.srq = false;
+	tp->rwqe.xsrq = NULL;
 	tp->rwqe.idx = tp->rq_taken++;
 	__atomic_store_n(&wq->ctl->cons, tp->rq_taken, __ATOMIC_RELEASE);
 	return 0;

@@ -180,7 +180,8 @@ void t_qp_to_rtr(struct ibv_qp *qp, const struct t_ep *remote,
 		mask |= IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
 			IBV_QP_RQ_PSN;
 	}
-	if (qp->qp_type == IBV_QPT_RC) {
+	/* An XRC initiator has no responder, a target no requester. */
+	if (qp->qp_type == IBV_QPT_RC || qp->qp_type == IBV_QPT_XRC_RECV) {
 		attr.max_dest_rd_atomic = o->max_rd_atomic;
 		attr.min_rnr_timer = o->min_rnr_timer;
 		mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
@@ -198,13 +199,16 @@ void t_qp_to_rts(struct ibv_qp *qp, uint32_t psn, const struct t_conn_opts *o)
 	o = opts_or_default(o, &def);
 	attr.qp_state = IBV_QPS_RTS;
 	attr.sq_psn = psn & 0xffffff;
-	if (qp->qp_type == IBV_QPT_RC) {
+	if (qp->qp_type == IBV_QPT_RC || qp->qp_type == IBV_QPT_XRC_SEND) {
 		attr.timeout = o->timeout;
 		attr.retry_cnt = o->retry_cnt;
 		attr.rnr_retry = o->rnr_retry;
 		attr.max_rd_atomic = o->max_rd_atomic;
 		mask |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
 			IBV_QP_MAX_QP_RD_ATOMIC;
+	} else if (qp->qp_type == IBV_QPT_XRC_RECV) {
+		attr.timeout = o->timeout;
+		mask |= IBV_QP_TIMEOUT;
 	}
 	T_OK(ibv_modify_qp(qp, &attr, mask));
 	T_EQ(qp->state, IBV_QPS_RTS);

@@ -13,10 +13,12 @@
 #include "daemon/transport/engine.h"
 #include "tests/unit/t_proto.h"
 
-/* In wire order; the FETH (FLUSH) comes before the RETH. */
-static const uint32_t hdr_bits[] = { OPF_DETH, OPF_FETH,   OPF_RETH, OPF_ATMETH,
-				     OPF_AETH, OPF_ATMACK, OPF_IMM,  OPF_IETH };
-static const uint8_t hdr_len[] = { 8, 4, 16, 28, 4, 8, 4, 4 };
+/* In wire order; the XRCETH right after the BTH (no opcode has it and the
+ * DETH), the FETH (FLUSH) before the RETH. */
+static const uint32_t hdr_bits[] = { OPF_DETH,	 OPF_XRCETH, OPF_FETH,
+				     OPF_RETH,	 OPF_ATMETH, OPF_AETH,
+				     OPF_ATMACK, OPF_IMM,    OPF_IETH };
+static const uint8_t hdr_len[] = { 8, 4, 4, 16, 28, 4, 8, 4, 4 };
 
 static void test_table(void)
 {
@@ -35,7 +37,7 @@ static void test_table(void)
 		/* Exactly one direction, at least one position. */
 		T_ASSERT(!!(i->mask & OPF_REQ) != !!(i->mask & OPF_RESP));
 		T_ASSERT(i->mask & (OPF_FIRST | OPF_MIDDLE | OPF_LAST));
-		for (unsigned int h = 0; h < 8; h++) {
+		for (unsigned int h = 0; h < 9; h++) {
 			if (!(i->mask & hdr_bits[h]))
 				continue;
 			T_ASSERT(srd_op_hdr_offset(op, hdr_bits[h]) >= prev);
@@ -53,7 +55,8 @@ static void test_table(void)
 		T_EQ(!!(i->mask & OPF_DETH),
 		     srd_op_transport(op) == ROCE_TR_UD);
 	}
-	T_EQ(valid, 23 + 2 + 12 + 2); /* RC with FLUSH, ATOMIC WRITE */
+	/* RC with FLUSH, ATOMIC WRITE; UC; UD; XRC as RC without A19 */
+	T_EQ(valid, 23 + 2 + 12 + 2 + 23);
 	T_EQ(srd_op_request(ROCE_TR_RC, OPF_SEND, OPF_ONLY, true),
 	     ROCE_RC_SEND_ONLY_IMM);
 	T_EQ(srd_op_request(ROCE_TR_UC, OPF_WRITE, OPF_FIRST, false),
@@ -62,8 +65,19 @@ static void test_table(void)
 	     ROCE_UC_WRITE_LAST_IMM);
 	T_EQ(srd_op_request(ROCE_TR_RC, OPF_SEND, OPF_MIDDLE, true),
 	     ROCE_RC_SEND_MIDDLE);
-	T_EQ(srd_op_read_response(OPF_MIDDLE), ROCE_RC_READ_RESPONSE_MIDDLE);
-	T_EQ(srd_op_read_response(OPF_ONLY), ROCE_RC_READ_RESPONSE_ONLY);
+	T_EQ(srd_op_request(ROCE_TR_XRC, OPF_SEND, OPF_ONLY, false), 0xa4);
+	T_EQ(srd_op_read_response(ROCE_TR_RC, OPF_MIDDLE),
+	     ROCE_RC_READ_RESPONSE_MIDDLE);
+	T_EQ(srd_op_read_response(ROCE_TR_RC, OPF_ONLY),
+	     ROCE_RC_READ_RESPONSE_ONLY);
+	T_EQ(srd_op_read_response(ROCE_TR_XRC, OPF_ONLY), 0xb0);
+	/* XRC requests carry the XRCETH first, responses do not. */
+	T_ASSERT(srd_op_mask(0xa6) & OPF_XRCETH);
+	T_EQ(srd_opcodes[0xa6].hdr_len, 12 + 4 + 16);
+	T_EQ(srd_op_hdr_offset(0xa6, OPF_RETH), 16);
+	T_EQ(srd_op_hdr_offset(0xb3, OPF_ATMETH), 16);
+	T_ASSERT(!(srd_op_mask(0xb1) & OPF_XRCETH));
+	T_EQ(srd_opcodes[0xb1].hdr_len, 12 + 4);
 }
 
 static void test_bytes(void)

@@ -112,6 +112,7 @@ static void rand_pkt(struct srd_pkt *p, uint8_t op, uint8_t *pay, uint32_t mtu)
 	p->ieth_rkey = rnd();
 	p->deth.qkey = rnd();
 	p->deth.sqp = rnd() & ROCE_QPN_MASK;
+	p->xrc_srqn = rnd() & ROCE_XRC_SRQN_MASK;
 	if (m & OPF_PAYLOAD) {
 		p->paylen = rnd() % (mtu + 1);
 		for (uint32_t i = 0; i < p->paylen; i++)
@@ -159,6 +160,8 @@ static void compare(const struct srd_pkt *a, const struct srd_pkt *b)
 		T_EQ(b->deth.qkey, a->deth.qkey);
 		T_EQ(b->deth.sqp, a->deth.sqp);
 	}
+	if (m & OPF_XRCETH)
+		T_EQ(b->xrc_srqn, a->xrc_srqn);
 }
 
 static void roundtrip_all(void)
