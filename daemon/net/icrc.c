@@ -81,11 +81,6 @@ __attribute__((constructor)) static void icrc_init(void)
 }
 
 /*
- * hdr holds hlen bytes of IP and UDP header; appends the BTH, masks what
- * is variant in UDP and BTH, and runs the CRC over all and the rest of
- * the payload.  Returns the CRC register, not yet inverted.
- */
-/*
  * The register after the LRH's ones, hdr (hlen bytes of IP and UDP
  * header) and the BTH, variant fields masked.  The ones go in as bytes
  * from the preset: IPv4's 8 + 20 + 8 + 12 bytes are three whole blocks
@@ -236,7 +231,7 @@ static void build_ipv6(uint8_t *hdr, const struct srd_icrc_udp6 *f, size_t len)
 	memset(hdr, 0, IPV6_HDR_SIZE);
 	hdr[0] = 0x60;
 	put_be16(hdr + 4, (uint16_t)(SRD_ICRC_UDP_SIZE + len));
-	hdr[6] = 17; /* UDP */
+	hdr[6] = SRD_IPPROTO_UDP; /* next header */
 	memcpy(hdr + 8, f->saddr, 16);
 	memcpy(hdr + 24, f->daddr, 16);
 	mask_ipv6(hdr);
@@ -258,14 +253,7 @@ uint32_t srd_icrc_v6_from_parts(const struct srd_icrc_udp6 *f, const void *bth,
 {
 	uint8_t hdr[PSEUDO_MAX];
 
-	memset(hdr, 0, IPV6_HDR_SIZE);
-	hdr[0] = 0x60;
-	put_be16(hdr + 4, (uint16_t)(SRD_ICRC_UDP_SIZE + len));
-	hdr[6] = 17; /* UDP */
-	memcpy(hdr + 8, f->saddr, 16);
-	memcpy(hdr + 24, f->daddr, 16);
-	mask_ipv6(hdr);
-	build_udp(hdr + IPV6_HDR_SIZE, f->sport, f->dport, len);
+	build_ipv6(hdr, f, len);
 	return ~icrc_raw(hdr, IPV6_HDR_SIZE + SRD_ICRC_UDP_SIZE, bth, len);
 }
 

@@ -37,8 +37,6 @@
 #define SRD_ICRC_MIN_UDP_LEN \
 	(SRD_ICRC_UDP_SIZE + SRD_ICRC_BTH_SIZE + SRD_ICRC_SIZE)
 
-/* IPv4 flags/fragment-offset word (host order) with Don't Fragment set. */
-
 /*
  * ICRC of a packet over IPv4.  ip: the IPv4 header (IHL * 4 bytes);
  * udp: the UDP header, followed by BTH ... ICRC, udp_len bytes in all.
