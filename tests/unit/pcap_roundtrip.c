@@ -10,6 +10,7 @@
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,6 +54,23 @@ static uint16_t be16(const uint8_t *p)
 	return (uint16_t)(p[0] << 8 | p[1]);
 }
 
+/* The path of the next rxe capture in d; false after the last. */
+static bool next_capture(DIR *d, char *path, size_t size)
+{
+	struct dirent *de;
+
+	while ((de = readdir(d))) {
+		size_t l = strlen(de->d_name);
+
+		if (l >= 6 && !strcmp(de->d_name + l - 5, ".pcap")) {
+			snprintf(path, size, "%s/%s", SRD_RXE_VECTORS_DIR,
+				 de->d_name);
+			return true;
+		}
+	}
+	return false;
+}
+
 struct rec {
 	struct timespec ts;
 	uint32_t caplen, origlen;
@@ -67,7 +85,6 @@ static void copy_rxe(const char *out, unsigned long *count)
 	struct srd_pcap_pkt p, q;
 	struct rec *recs = NULL;
 	size_t n = 0, cap = 0, i;
-	struct dirent *de;
 	char path[4096];
 	DIR *d;
 	int ret;
@@ -78,13 +95,7 @@ static void copy_rxe(const char *out, unsigned long *count)
 		T_FAIL("no rxe captures in %s", SRD_RXE_VECTORS_DIR);
 	if (srd_pcap_create(&w, out, SRD_PCAP_LINK_ETHERNET, 0))
 		T_FAIL("create %s", out);
-	while ((de = readdir(d))) {
-		size_t l = strlen(de->d_name);
-
-		if (l < 6 || strcmp(de->d_name + l - 5, ".pcap"))
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", SRD_RXE_VECTORS_DIR,
-			 de->d_name);
+	while (next_capture(d, path, sizeof(path))) {
 		if (srd_pcap_open(&r, path))
 			T_FAIL("open %s", path);
 		if (r.linktype != SRD_PCAP_LINK_ETHERNET)
@@ -118,13 +129,10 @@ static void copy_rxe(const char *out, unsigned long *count)
 	if (srd_pcap_close_writer(&w))
 		T_FAIL("close %s", out);
 
-	if (srd_pcap_open(&r, out)) {
+	if (srd_pcap_open(&r, out))
 		T_FAIL("reopen %s", out);
-		n = 0;
-	} else if (!r.nsec || r.swapped ||
-		   r.linktype != SRD_PCAP_LINK_ETHERNET) {
+	if (!r.nsec || r.swapped || r.linktype != SRD_PCAP_LINK_ETHERNET)
 		T_FAIL("written file header");
-	}
 	for (i = 0; i < n; i++) {
 		if (srd_pcap_next(&r, &q) != 1)
 			T_FAIL("record %zu missing", i);
@@ -154,7 +162,6 @@ static void rebuild_rxe(const char *out, unsigned long *count)
 	struct srd_pcap_writer w;
 	struct srd_pcap_reader r, r2;
 	struct srd_pcap_pkt p, q;
-	struct dirent *de;
 	char path[4096];
 	DIR *d;
 
@@ -164,13 +171,7 @@ static void rebuild_rxe(const char *out, unsigned long *count)
 		return;
 	if (srd_pcap_create(&w, out, SRD_PCAP_LINK_ETHERNET, 0))
 		T_FAIL("create %s", out);
-	while ((de = readdir(d))) {
-		size_t l = strlen(de->d_name);
-
-		if (l < 6 || strcmp(de->d_name + l - 5, ".pcap"))
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", SRD_RXE_VECTORS_DIR,
-			 de->d_name);
+	while (next_capture(d, path, sizeof(path))) {
 		if (srd_pcap_open(&r, path))
 			continue;
 		while (srd_pcap_next(&r, &p) == 1) {
@@ -199,13 +200,7 @@ static void rebuild_rxe(const char *out, unsigned long *count)
 	if (srd_pcap_open(&r2, out))
 		T_FAIL("reopen %s", out);
 	d = opendir(SRD_RXE_VECTORS_DIR);
-	while (d && (de = readdir(d))) {
-		size_t l = strlen(de->d_name);
-
-		if (l < 6 || strcmp(de->d_name + l - 5, ".pcap"))
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", SRD_RXE_VECTORS_DIR,
-			 de->d_name);
+	while (d && next_capture(d, path, sizeof(path))) {
 		if (srd_pcap_open(&r, path))
 			continue;
 		while (srd_pcap_next(&r, &p) == 1) {
@@ -216,7 +211,7 @@ static void rebuild_rxe(const char *out, unsigned long *count)
 			if (q.l3_off != 14 || q.caplen != 14 + iplen ||
 			    memcmp(q.data + 14, p.data + p.l3_off, iplen))
 				T_FAIL("%s: rebuilt packet differs from rxe's",
-				       de->d_name);
+				       path);
 		}
 		srd_pcap_close(&r);
 	}
