@@ -7,8 +7,9 @@
  * ibv_start_poll/ibv_next_poll/ibv_end_poll over the batch reading every
  * standard field (plus the timestamp or the wall-clock time when the CQ
  * has it), and ibv_poll_cq for comparison.  It also times the whole
- * batch, post to last CQE, which includes the device's cost of stamping.
- * Prints the median over the rounds.  A command, not a test.
+ * batch, post to last CQE, which includes the device's cost of stamping,
+ * and last what an ibv_poll_cq that finds nothing costs.  Prints the
+ * median over the rounds.  A command, not a test.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -22,6 +23,7 @@
 
 #define BATCH 256
 #define ROUNDS 200
+#define EMPTY_POLLS 10000
 
 enum kind {
 	K_POLL_CQ,
@@ -220,6 +222,28 @@ static uint64_t drain(struct rig *r, int have)
 	return now_ns();
 }
 
+/* ns per ibv_poll_cq on an empty CQ: the median of ROUNDS rounds. */
+static double empty_poll_ns(struct ibv_context *ctx)
+{
+	struct ibv_cq *cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	uint64_t per[ROUNDS];
+	struct ibv_wc wc;
+
+	if (!cq)
+		die("cq");
+	for (int i = 0; i < ROUNDS; i++) {
+		uint64_t t0 = now_ns();
+
+		for (int k = 0; k < EMPTY_POLLS; k++)
+			if (ibv_poll_cq(cq, 1, &wc))
+				die("a completion on an idle CQ");
+		per[i] = now_ns() - t0;
+	}
+	ibv_destroy_cq(cq);
+	qsort(per, ROUNDS, sizeof(per[0]), cmp_u64);
+	return (double)per[ROUNDS / 2] / EMPTY_POLLS;
+}
+
 int main(void)
 {
 	static const uint64_t flags[K_COUNT] = {
@@ -274,6 +298,7 @@ int main(void)
 		       rounds ? batch[rounds / 2] : 0);
 		rig_down(&r);
 	}
+	printf("ibv_poll_cq on an empty CQ: %.1f ns\n", empty_poll_ns(ctx));
 	ibv_close_device(ctx);
 	ibv_free_device_list(list);
 	return 0;

@@ -11,13 +11,6 @@ ibv_create_comp_channel(struct ibv_context *context)
 {
 	struct srd_handle_rep rep;
 	int fd = -1;
-	struct srd_cmd_args a = {
-		.op = SRD_CMD_CREATE_COMP_CHANNEL,
-		.rep = &rep,
-		.rep_len = sizeof(rep),
-		.rfds = &fd,
-		.max_rfds = 1,
-	};
 	struct srd_comp_channel *ch;
 	int ret;
 
@@ -26,9 +19,8 @@ ibv_create_comp_channel(struct ibv_context *context)
 		errno = ENOMEM;
 		return NULL;
 	}
-	ret = srd_ctx_cmd(to_ctx(context), &a);
-	if (!ret && a.nrfds != 1)
-		ret = -EPROTO;
+	ret = srd_ctx_cmd_fd(to_ctx(context), SRD_CMD_CREATE_COMP_CHANNEL, NULL,
+			     0, &rep, sizeof(rep), &fd);
 	if (ret) {
 		free(ch);
 		errno = -ret;

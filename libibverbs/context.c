@@ -14,6 +14,25 @@ int srd_ctx_cmd(struct srd_context *ctx, struct srd_cmd_args *a)
 	return srd_cmd(&ctx->conn, a);
 }
 
+int srd_ctx_cmd_fd(struct srd_context *ctx, uint32_t op, const void *req,
+		   size_t req_len, void *rep, size_t rep_len, int *fd)
+{
+	struct srd_cmd_args a = {
+		.op = op,
+		.req = req,
+		.req_len = req_len,
+		.rep = rep,
+		.rep_len = rep_len,
+		.rfds = fd,
+		.max_rfds = 1,
+	};
+	int ret = srd_ctx_cmd(ctx, &a);
+
+	if (!ret && a.nrfds != 1)
+		ret = -EPROTO;
+	return ret;
+}
+
 uint64_t srd_ctx_new_id(struct srd_context *ctx)
 {
 	return atomic_fetch_add(&ctx->next_id, 1);

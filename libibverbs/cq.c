@@ -43,15 +43,6 @@ struct srd_cq *srd_cq_create(struct ibv_context *context, int cqe,
 	struct srd_create_cq_req req = { 0 };
 	struct srd_create_cq_rep rep;
 	int fd = -1;
-	struct srd_cmd_args a = {
-		.op = SRD_CMD_CREATE_CQ,
-		.req = &req,
-		.req_len = sizeof(req),
-		.rep = &rep,
-		.rep_len = sizeof(rep),
-		.rfds = &fd,
-		.max_rfds = 1,
-	};
 	struct srd_cq *cq;
 	int ret;
 
@@ -72,9 +63,8 @@ struct srd_cq *srd_cq_create(struct ibv_context *context, int cqe,
 	req.flags = flags;
 	cq->pdom = pdom;
 	req.user_handle = cq->ev.hnode.key = srd_ctx_new_id(ctx);
-	ret = srd_ctx_cmd(ctx, &a);
-	if (!ret && a.nrfds != 1)
-		ret = -EPROTO;
+	ret = srd_ctx_cmd_fd(ctx, SRD_CMD_CREATE_CQ, &req, sizeof(req), &rep,
+			     sizeof(rep), &fd);
 	if (ret)
 		goto err_free;
 	ret = map_ring(cq, &rep, fd);
@@ -126,15 +116,6 @@ LIB_EXPORT int ibv_resize_cq(struct ibv_cq *ibcq, int cqe)
 	struct srd_resize_cq_req req = { .handle = ibcq->handle };
 	struct srd_create_cq_rep rep;
 	int fd = -1;
-	struct srd_cmd_args a = {
-		.op = SRD_CMD_RESIZE_CQ,
-		.req = &req,
-		.req_len = sizeof(req),
-		.rep = &rep,
-		.rep_len = sizeof(rep),
-		.rfds = &fd,
-		.max_rfds = 1,
-	};
 	struct srd_ring_map old_map;
 	int ret;
 
@@ -145,9 +126,8 @@ LIB_EXPORT int ibv_resize_cq(struct ibv_cq *ibcq, int cqe)
 	 * CQEs after cons over to the new ring. */
 	pthread_spin_lock(&cq->lock);
 	req.cons = cq->cons;
-	ret = srd_ctx_cmd(to_ctx(ibcq->context), &a);
-	if (!ret && a.nrfds != 1)
-		ret = -EPROTO;
+	ret = srd_ctx_cmd_fd(to_ctx(ibcq->context), SRD_CMD_RESIZE_CQ, &req,
+			     sizeof(req), &rep, sizeof(rep), &fd);
 	if (!ret) {
 		old_map = cq->rmap;
 		ret = map_ring(cq, &rep, fd);

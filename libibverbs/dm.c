@@ -65,15 +65,6 @@ struct ibv_dm *srd_alloc_dm(struct ibv_context *context,
 	struct srd_alloc_dm_req req = { 0 };
 	struct srd_alloc_dm_rep rep;
 	int fd = -1;
-	struct srd_cmd_args a = {
-		.op = SRD_CMD_ALLOC_DM,
-		.req = &req,
-		.req_len = sizeof(req),
-		.rep = &rep,
-		.rep_len = sizeof(rep),
-		.rfds = &fd,
-		.max_rfds = 1,
-	};
 	struct srd_dm *dm;
 	void *map;
 	int ret;
@@ -89,8 +80,9 @@ struct ibv_dm *srd_alloc_dm(struct ibv_context *context,
 	}
 	req.length = attr->length;
 	req.log_align_req = attr->log_align_req;
-	ret = srd_ctx_cmd(to_ctx(context), &a);
-	if (!ret && (a.nrfds != 1 || rep.map_len < attr->length))
+	ret = srd_ctx_cmd_fd(to_ctx(context), SRD_CMD_ALLOC_DM, &req,
+			     sizeof(req), &rep, sizeof(rep), &fd);
+	if (!ret && rep.map_len < attr->length)
 		ret = -EPROTO;
 	if (ret)
 		goto err_free;

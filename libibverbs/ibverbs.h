@@ -312,6 +312,10 @@ void srd_device_put(struct srd_device *dev);
 /* --- context.c ---------------------------------------------------------- */
 /* A synchronous command on the context's connection. */
 int srd_ctx_cmd(struct srd_context *ctx, struct srd_cmd_args *a);
+/* One whose reply brings one descriptor, stored in *fd; -EPROTO if the
+ * reply brings none. */
+int srd_ctx_cmd_fd(struct srd_context *ctx, uint32_t op, const void *req,
+		   size_t req_len, void *rep, size_t rep_len, int *fd);
 uint64_t srd_ctx_new_id(struct srd_context *ctx);
 void srd_ctx_set_ops(struct srd_context *ctx);
 

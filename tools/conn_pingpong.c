@@ -252,30 +252,14 @@ static int rc_destroy(struct rc_ctx *ctx)
 		fprintf(stderr, "Couldn't destroy QP\n");
 		return 1;
 	}
-	if (ctx->cq && ibv_destroy_cq(ctx->cq)) {
-		fprintf(stderr, "Couldn't destroy CQ\n");
+	if (pp_destroy_cq_mr(ctx->cq, ctx->mr))
 		return 1;
-	}
-	if (ctx->mr && ibv_dereg_mr(ctx->mr)) {
-		fprintf(stderr, "Couldn't deregister MR\n");
-		return 1;
-	}
 	if (ctx->dm && ibv_free_dm(ctx->dm)) {
 		fprintf(stderr, "Couldn't free DM\n");
 		return 1;
 	}
-	if (ctx->pd && ibv_dealloc_pd(ctx->pd)) {
-		fprintf(stderr, "Couldn't deallocate PD\n");
+	if (pp_close_device(ctx->pd, ctx->channel, ctx->context))
 		return 1;
-	}
-	if (ctx->channel && ibv_destroy_comp_channel(ctx->channel)) {
-		fprintf(stderr, "Couldn't destroy completion channel\n");
-		return 1;
-	}
-	if (ctx->context && ibv_close_device(ctx->context)) {
-		fprintf(stderr, "Couldn't release context\n");
-		return 1;
-	}
 	free(ctx->buf);
 	free(ctx);
 	return 0;

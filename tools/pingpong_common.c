@@ -674,3 +674,34 @@ int pp_arm_and_query_port(struct ibv_context *ctx, struct ibv_cq *cq,
 	}
 	return 0;
 }
+
+int pp_destroy_cq_mr(struct ibv_cq *cq, struct ibv_mr *mr)
+{
+	if (cq && ibv_destroy_cq(cq)) {
+		fprintf(stderr, "Couldn't destroy CQ\n");
+		return 1;
+	}
+	if (mr && ibv_dereg_mr(mr)) {
+		fprintf(stderr, "Couldn't deregister MR\n");
+		return 1;
+	}
+	return 0;
+}
+
+int pp_close_device(struct ibv_pd *pd, struct ibv_comp_channel *channel,
+		    struct ibv_context *context)
+{
+	if (pd && ibv_dealloc_pd(pd)) {
+		fprintf(stderr, "Couldn't deallocate PD\n");
+		return 1;
+	}
+	if (channel && ibv_destroy_comp_channel(channel)) {
+		fprintf(stderr, "Couldn't destroy completion channel\n");
+		return 1;
+	}
+	if (context && ibv_close_device(context)) {
+		fprintf(stderr, "Couldn't release context\n");
+		return 1;
+	}
+	return 0;
+}

@@ -133,6 +133,13 @@ void pp_fill_pattern(char *buf, size_t size);
 /* Prints "invalid data in page N" for each bad page; returns their count. */
 int pp_check_pattern(const char *buf, size_t size);
 
+/* The teardown every example shares, each object only if there, with
+ * rdma-core's messages; 1 at the first that fails.  The CQ and the MR go
+ * after the QPs, the PD, the channel and the device last. */
+int pp_destroy_cq_mr(struct ibv_cq *cq, struct ibv_mr *mr);
+int pp_close_device(struct ibv_pd *pd, struct ibv_comp_channel *channel,
+		    struct ibv_context *context);
+
 /* The whole of ibv_rc_pingpong (qpt IBV_QPT_RC) or ibv_uc_pingpong. */
 int pp_conn_main(int argc, char *argv[], enum ibv_qp_type qpt);
 

@@ -156,24 +156,40 @@ static int rcp_finish(struct rcp *p, int ret)
 	return 0;
 }
 
-int rcp_write_lat(struct rcp *p, unsigned int iters, unsigned int warmup,
-		  uint64_t *rtt_ns)
+/* A ping-pong hop's two halves: by RDMA WRITE into the peer's slot and
+ * a spin on our own, or by SEND and its receive completion. */
+static int lat_send(struct rcp *p, bool by_send, unsigned int i, bool last)
 {
-	struct rcp_cmd c = { .op = RCP_OP_WRITE_LAT, .iters = iters + warmup };
+	return by_send ? rcp_send_val(p, rcp_val(i), last)
+		       : rcp_write_val(p, rcp_val(i), last);
+}
+
+static int lat_wait(struct rcp *p, bool by_send, unsigned int i)
+{
+	return by_send ? rcp_recv_val(p, rcp_val(i), RCP_TIMEOUT_NS)
+		       : rcp_wait_val(p, rcp_val(i));
+}
+
+static int lat_run(struct rcp *p, bool by_send, unsigned int iters,
+		   unsigned int warmup, uint64_t *rtt_ns)
+{
+	struct rcp_cmd c = { .op = by_send ? RCP_OP_SEND_LAT : RCP_OP_WRITE_LAT,
+			     .iters = iters + warmup };
 	unsigned int i, n = iters + warmup;
 	uint64_t t0;
 	int ret;
 
 	/* Zero our slot before the peer can write into it. */
-	memset(p->buf + RCP_LAT_RX_OFF, 0, 2);
+	if (!by_send)
+		memset(p->buf + RCP_LAT_RX_OFF, 0, 2);
 	ret = rcp_start(p, &c);
 	if (ret)
 		return ret;
 	for (i = 0; i < n; i++) {
 		t0 = rcp_now_ns();
-		ret = rcp_write_val(p, rcp_val(i), i == n - 1);
+		ret = lat_send(p, by_send, i, i == n - 1);
 		if (!ret)
-			ret = rcp_wait_val(p, rcp_val(i));
+			ret = lat_wait(p, by_send, i);
 		if (ret)
 			break;
 		if (i >= warmup)
@@ -184,59 +200,42 @@ int rcp_write_lat(struct rcp *p, unsigned int iters, unsigned int warmup,
 	return rcp_finish(p, ret);
 }
 
-int rcp_serve_write_lat(struct rcp *p, const struct rcp_cmd *c)
+static int lat_serve(struct rcp *p, bool by_send, const struct rcp_cmd *c)
 {
 	unsigned int i;
 	int ret;
 
-	memset(p->buf + RCP_LAT_RX_OFF, 0, 2);
+	if (!by_send)
+		memset(p->buf + RCP_LAT_RX_OFF, 0, 2);
 	ret = rcp_reply(p, 0, RCP_PHASE_READY);
 	for (i = 0; !ret && i < c->iters; i++) {
-		ret = rcp_wait_val(p, rcp_val(i));
+		ret = lat_wait(p, by_send, i);
 		if (!ret)
-			ret = rcp_write_val(p, rcp_val(i), i == c->iters - 1);
+			ret = lat_send(p, by_send, i, i == c->iters - 1);
 	}
 	return ret ? ret : rcp_drain(p);
+}
+
+int rcp_write_lat(struct rcp *p, unsigned int iters, unsigned int warmup,
+		  uint64_t *rtt_ns)
+{
+	return lat_run(p, false, iters, warmup, rtt_ns);
+}
+
+int rcp_serve_write_lat(struct rcp *p, const struct rcp_cmd *c)
+{
+	return lat_serve(p, false, c);
 }
 
 int rcp_send_lat(struct rcp *p, unsigned int iters, unsigned int warmup,
 		 uint64_t *rtt_ns)
 {
-	struct rcp_cmd c = { .op = RCP_OP_SEND_LAT, .iters = iters + warmup };
-	unsigned int i, n = iters + warmup;
-	uint64_t t0;
-	int ret;
-
-	ret = rcp_start(p, &c);
-	if (ret)
-		return ret;
-	for (i = 0; i < n; i++) {
-		t0 = rcp_now_ns();
-		ret = rcp_send_val(p, rcp_val(i), i == n - 1);
-		if (!ret)
-			ret = rcp_recv_val(p, rcp_val(i), RCP_TIMEOUT_NS);
-		if (ret)
-			break;
-		if (i >= warmup)
-			rtt_ns[i - warmup] = rcp_now_ns() - t0;
-	}
-	if (!ret)
-		ret = rcp_drain(p);
-	return rcp_finish(p, ret);
+	return lat_run(p, true, iters, warmup, rtt_ns);
 }
 
 int rcp_serve_send_lat(struct rcp *p, const struct rcp_cmd *c)
 {
-	unsigned int i;
-	int ret;
-
-	ret = rcp_reply(p, 0, RCP_PHASE_READY);
-	for (i = 0; !ret && i < c->iters; i++) {
-		ret = rcp_recv_val(p, rcp_val(i), RCP_TIMEOUT_NS);
-		if (!ret)
-			ret = rcp_send_val(p, rcp_val(i), i == c->iters - 1);
-	}
-	return ret ? ret : rcp_drain(p);
+	return lat_serve(p, true, c);
 }
 
 /* splitmix64: a cheap pattern that differs in every word and every run. */

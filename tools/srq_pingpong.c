@@ -100,26 +100,10 @@ static int srq_destroy(struct srq_ctx *ctx)
 		fprintf(stderr, "Couldn't destroy SRQ\n");
 		return 1;
 	}
-	if (ctx->cq && ibv_destroy_cq(ctx->cq)) {
-		fprintf(stderr, "Couldn't destroy CQ\n");
+	if (pp_destroy_cq_mr(ctx->cq, ctx->mr))
 		return 1;
-	}
-	if (ctx->mr && ibv_dereg_mr(ctx->mr)) {
-		fprintf(stderr, "Couldn't deregister MR\n");
+	if (pp_close_device(ctx->pd, ctx->channel, ctx->context))
 		return 1;
-	}
-	if (ctx->pd && ibv_dealloc_pd(ctx->pd)) {
-		fprintf(stderr, "Couldn't deallocate PD\n");
-		return 1;
-	}
-	if (ctx->channel && ibv_destroy_comp_channel(ctx->channel)) {
-		fprintf(stderr, "Couldn't destroy completion channel\n");
-		return 1;
-	}
-	if (ctx->context && ibv_close_device(ctx->context)) {
-		fprintf(stderr, "Couldn't release context\n");
-		return 1;
-	}
 	free(ctx->buf);
 	free(ctx);
 	return 0;

@@ -28,6 +28,7 @@
 #include <sys/uio.h>
 
 #include "common/inet.h"
+#include "daemon/net/crc32.h"
 
 #define SRD_ICRC_SIZE 4
 #define SRD_ICRC_BTH_SIZE 12
@@ -35,25 +36,6 @@
 /* UDP header, BTH and ICRC: the smallest UDP length carrying an ICRC. */
 #define SRD_ICRC_MIN_UDP_LEN \
 	(SRD_ICRC_UDP_SIZE + SRD_ICRC_BTH_SIZE + SRD_ICRC_SIZE)
-
-/* IPv4 flags/fragment-offset word (host order) with Don't Fragment set. */
-
-/*
- * Plain CRC-32 register update, no preset and no final inversion:
- * returns the register after feeding len bytes to register crc.  The
- * standard CRC-32 of a buffer is ~srd_crc32_update(~0u, buf, len).
- * Uses carry-less multiplication where the CPU has it, tables otherwise.
- */
-uint32_t srd_crc32_update(uint32_t crc, const void *buf, size_t len);
-/* The same with slice-by-16 tables only (the portable reference). */
-uint32_t srd_crc32_update_table(uint32_t crc, const void *buf, size_t len);
-/* Name of the implementation srd_crc32_update() uses. */
-const char *srd_crc32_impl(void);
-/*
- * Environment variable restricting the implementation, read once at load:
- * "table" (no carry-less multiply) or "pclmul" (no 512-bit registers).
- */
-#define SRD_CRC32_ENV "SOFTRDMA_CRC32"
 
 /*
  * ICRC of a packet over IPv4.  ip: the IPv4 header (IHL * 4 bytes);

@@ -304,13 +304,31 @@ void t_pair_destroy(struct t_pair *p)
 	memset(p, 0, sizeof(*p));
 }
 
+/* One SGE over len bytes at addr of mr (lkey 0 without one). */
+static struct ibv_sge sge_of(struct ibv_mr *mr, void *addr, uint32_t len)
+{
+	return (struct ibv_sge){ .addr = (uintptr_t)addr,
+				 .length = len,
+				 .lkey = mr ? mr->lkey : 0 };
+}
+
+/* Post one send WR; fail at file:line naming it (what: "" or "UD " ...). */
+static void post_send_at(const char *file, int line, struct ibv_qp *qp,
+			 struct ibv_send_wr *wr, const char *what)
+{
+	struct ibv_send_wr *bad = NULL;
+	int ret = ibv_post_send(qp, wr, &bad);
+
+	if (ret)
+		t_fail_at(file, line, "ibv_post_send(%swr_id %#llx): %s", what,
+			  (unsigned long long)wr->wr_id, t_errname(ret));
+}
+
 int t_post_send_ret(struct ibv_qp *qp, uint64_t wr_id, enum ibv_wr_opcode op,
 		    struct ibv_mr *mr, void *addr, uint32_t len,
 		    unsigned int flags, uint64_t raddr, uint32_t rkey)
 {
-	struct ibv_sge sge = { .addr = (uintptr_t)addr,
-			       .length = len,
-			       .lkey = mr ? mr->lkey : 0 };
+	struct ibv_sge sge = sge_of(mr, addr, len);
 	struct ibv_send_wr wr = { 0 }, *bad = NULL;
 	int ret;
 
@@ -350,25 +368,20 @@ void t_post_atomic_at(const char *file, int line, struct ibv_qp *qp,
 		      void *addr, uint64_t raddr, uint32_t rkey,
 		      uint64_t compare_add, uint64_t swap)
 {
-	struct ibv_sge sge = { .addr = (uintptr_t)addr,
-			       .length = 8,
-			       .lkey = mr->lkey };
-	struct ibv_send_wr wr = { 0 }, *bad = NULL;
-	int ret;
+	struct ibv_sge sge = sge_of(mr, addr, 8);
+	struct ibv_send_wr wr = {
+		.wr_id = wr_id,
+		.opcode = op,
+		.send_flags = IBV_SEND_SIGNALED,
+		.sg_list = &sge,
+		.num_sge = 1,
+		.wr.atomic = { .remote_addr = raddr,
+			       .rkey = rkey,
+			       .compare_add = compare_add,
+			       .swap = swap },
+	};
 
-	wr.wr_id = wr_id;
-	wr.opcode = op;
-	wr.send_flags = IBV_SEND_SIGNALED;
-	wr.sg_list = &sge;
-	wr.num_sge = 1;
-	wr.wr.atomic.remote_addr = raddr;
-	wr.wr.atomic.rkey = rkey;
-	wr.wr.atomic.compare_add = compare_add;
-	wr.wr.atomic.swap = swap;
-	ret = ibv_post_send(qp, &wr, &bad);
-	if (ret)
-		t_fail_at(file, line, "ibv_post_send(atomic wr_id %#llx): %s",
-			  (unsigned long long)wr_id, t_errname(ret));
+	post_send_at(file, line, qp, &wr, "atomic ");
 }
 
 void t_post_ud_at(const char *file, int line, struct ibv_qp *qp, uint64_t wr_id,
@@ -376,32 +389,23 @@ void t_post_ud_at(const char *file, int line, struct ibv_qp *qp, uint64_t wr_id,
 		  struct ibv_mr *mr, void *addr, uint32_t len,
 		  unsigned int flags)
 {
-	struct ibv_sge sge = { .addr = (uintptr_t)addr,
-			       .length = len,
-			       .lkey = mr ? mr->lkey : 0 };
-	struct ibv_send_wr wr = { 0 }, *bad = NULL;
-	int ret;
+	struct ibv_sge sge = sge_of(mr, addr, len);
+	struct ibv_send_wr wr = {
+		.wr_id = wr_id,
+		.opcode = IBV_WR_SEND,
+		.send_flags = flags,
+		.sg_list = &sge,
+		.num_sge = 1,
+		.wr.ud = { .ah = ah, .remote_qpn = rqpn, .remote_qkey = qkey },
+	};
 
-	wr.wr_id = wr_id;
-	wr.opcode = IBV_WR_SEND;
-	wr.send_flags = flags;
-	wr.sg_list = &sge;
-	wr.num_sge = 1;
-	wr.wr.ud.ah = ah;
-	wr.wr.ud.remote_qpn = rqpn;
-	wr.wr.ud.remote_qkey = qkey;
-	ret = ibv_post_send(qp, &wr, &bad);
-	if (ret)
-		t_fail_at(file, line, "ibv_post_send(UD wr_id %#llx): %s",
-			  (unsigned long long)wr_id, t_errname(ret));
+	post_send_at(file, line, qp, &wr, "UD ");
 }
 
 int t_post_recv_ret(struct ibv_qp *qp, uint64_t wr_id, struct ibv_mr *mr,
 		    void *addr, uint32_t len)
 {
-	struct ibv_sge sge = { .addr = (uintptr_t)addr,
-			       .length = len,
-			       .lkey = mr ? mr->lkey : 0 };
+	struct ibv_sge sge = sge_of(mr, addr, len);
 	struct ibv_recv_wr wr = { 0 }, *bad = NULL;
 	int ret;
 
@@ -431,15 +435,13 @@ void t_post_srq_recv_at(const char *file, int line, struct ibv_srq *srq,
 			uint64_t wr_id, struct ibv_mr *mr, void *addr,
 			uint32_t len)
 {
-	struct ibv_sge sge = { .addr = (uintptr_t)addr,
-			       .length = len,
-			       .lkey = mr->lkey };
-	struct ibv_recv_wr wr = { 0 }, *bad = NULL;
+	struct ibv_sge sge = sge_of(mr, addr, len);
+	struct ibv_recv_wr wr = { .wr_id = wr_id,
+				  .sg_list = &sge,
+				  .num_sge = 1 };
+	struct ibv_recv_wr *bad = NULL;
 	int ret;
 
-	wr.wr_id = wr_id;
-	wr.sg_list = &sge;
-	wr.num_sge = 1;
 	ret = ibv_post_srq_recv(srq, &wr, &bad);
 	if (ret)
 		t_fail_at(file, line, "ibv_post_srq_recv(wr_id %#llx): %s",

@@ -18,20 +18,7 @@
 #include <string.h>
 
 #include "common/cm_mad.h"
-
-static int failures;
-
-#define FAIL(...)                                      \
-	do {                                           \
-		fprintf(stderr, "FAIL: " __VA_ARGS__); \
-		failures++;                            \
-	} while (0)
-
-#define EXPECT(cond, ...)                  \
-	do {                               \
-		if (!(cond))               \
-			FAIL(__VA_ARGS__); \
-	} while (0)
+#include "t_assert.h"
 
 static const uint16_t all_attrs[] = {
 	CM_ATTR_REQ,	  CM_ATTR_MRA,	CM_ATTR_REJ,  CM_ATTR_REP,
@@ -254,20 +241,16 @@ static void roundtrip_one(uint16_t attr, const char *how)
 
 	fill(&m, attr);
 	ret = cm_mad_encode(&m, mad, sizeof(mad));
-	if (ret) {
-		FAIL("%s %s: encode %d\n", cm_mad_str(attr), how, ret);
-		return;
-	}
+	if (ret)
+		T_FAIL("%s %s: encode %d", cm_mad_str(attr), how, ret);
 	ret = decode_copy(mad, sizeof(mad), &d, rng() & 1);
-	if (ret) {
-		FAIL("%s %s: decode %d\n", cm_mad_str(attr), how, ret);
-		return;
-	}
-	EXPECT(!memcmp(&m, &d, sizeof(m)), "%s %s: decoded != built\n",
-	       cm_mad_str(attr), how);
-	EXPECT(!cm_mad_encode(&d, again, sizeof(again)) &&
-		       !memcmp(mad, again, sizeof(mad)),
-	       "%s %s: re-encoding differs\n", cm_mad_str(attr), how);
+	if (ret)
+		T_FAIL("%s %s: decode %d", cm_mad_str(attr), how, ret);
+	if (memcmp(&m, &d, sizeof(m)))
+		T_FAIL("%s %s: decoded != built", cm_mad_str(attr), how);
+	if (cm_mad_encode(&d, again, sizeof(again)) ||
+	    memcmp(mad, again, sizeof(mad)))
+		T_FAIL("%s %s: re-encoding differs", cm_mad_str(attr), how);
 }
 
 static void test_roundtrip(void)
@@ -286,11 +269,9 @@ static void expect_bytes(const char *what, const uint8_t *mad, size_t off,
 			 const uint8_t *want, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		if (mad[off + i] != want[i]) {
-			FAIL("%s: MAD byte %zu is 0x%02x, expected 0x%02x\n",
-			     what, off + i, mad[off + i], want[i]);
-			return;
-		}
+		if (mad[off + i] != want[i])
+			T_FAIL("%s: MAD byte %zu is 0x%02x, expected 0x%02x",
+			       what, off + i, mad[off + i], want[i]);
 }
 
 #define EXPECT_BYTES(what, mad, off, ...)                     \
@@ -304,7 +285,7 @@ static void encode_or_fail(const struct cm_msg *m, uint8_t *mad)
 	int ret = cm_mad_encode(m, mad, MAD_SIZE);
 
 	if (ret)
-		FAIL("%s: encode %d\n", cm_mad_str(m->hdr.attr_id), ret);
+		T_FAIL("%s: encode %d", cm_mad_str(m->hdr.attr_id), ret);
 }
 
 static void test_offsets(void)
@@ -479,7 +460,8 @@ static void expect_encode_einval(const struct cm_msg *m, const char *what)
 	uint8_t mad[MAD_SIZE];
 	int ret = cm_mad_encode(m, mad, sizeof(mad));
 
-	EXPECT(ret == -EINVAL, "%s: encode %d, expected -EINVAL\n", what, ret);
+	if (ret != -EINVAL)
+		T_FAIL("%s: encode %d, expected -EINVAL", what, ret);
 }
 
 static void test_encode_limits(void)
@@ -524,10 +506,10 @@ static void test_encode_limits(void)
 	cm_msg_init(&m, 0x001b, 1);
 	expect_encode_einval(&m, "attribute 0x001b");
 	cm_msg_init(&m, CM_ATTR_RTU, 1);
-	EXPECT(cm_mad_encode(&m, mad, MAD_SIZE - 1) == -EINVAL, "encode into "
-								"255 bytes\n");
-	EXPECT(cm_mad_encode(&m, NULL, MAD_SIZE) == -EINVAL, "encode into "
-							     "NULL\n");
+	if (cm_mad_encode(&m, mad, MAD_SIZE - 1) != -EINVAL)
+		T_FAIL("encode into 255 bytes");
+	if (cm_mad_encode(&m, NULL, MAD_SIZE) != -EINVAL)
+		T_FAIL("encode into NULL");
 }
 
 /* --- Malformed input ------------------------------------------------------ */
@@ -536,8 +518,8 @@ static void expect_bad(const uint8_t *mad, size_t len, const char *what)
 	struct cm_msg m;
 	int ret = decode_copy(mad, len, &m, false);
 
-	EXPECT(ret == -EBADMSG, "%s: decode %d, expected -EBADMSG\n", what,
-	       ret);
+	if (ret != -EBADMSG)
+		T_FAIL("%s: decode %d, expected -EBADMSG", what, ret);
 }
 
 static void test_malformed(void)
@@ -550,12 +532,13 @@ static void test_malformed(void)
 	struct cm_msg m;
 	char what[64];
 
-	EXPECT(cm_mad_decode(NULL, MAD_SIZE, &m) == -EBADMSG, "NULL buffer\n");
+	if (cm_mad_decode(NULL, MAD_SIZE, &m) != -EBADMSG)
+		T_FAIL("NULL buffer");
 	for (size_t a = 0; a < NATTRS; a++) {
 		fill(&m, all_attrs[a]);
 		encode_or_fail(&m, good);
-		EXPECT(!decode_copy(good, MAD_SIZE, &m, false),
-		       "%s does not decode\n", cm_mad_str(all_attrs[a]));
+		if (decode_copy(good, MAD_SIZE, &m, false))
+			T_FAIL("%s does not decode", cm_mad_str(all_attrs[a]));
 		for (size_t len = 0; len < MAD_SIZE; len++) {
 			snprintf(what, sizeof(what), "%s cut to %zu",
 				 cm_mad_str(all_attrs[a]), len);
@@ -614,9 +597,9 @@ static void test_malformed(void)
 	}
 	memcpy(bad, good, MAD_SIZE);
 	bad[33] = (uint8_t)(CM_REJ_ARI_SIZE << 1 | 1); /* + reserved bit */
-	EXPECT(!decode_copy(bad, MAD_SIZE, &m, false) &&
-		       m.rej.ari_length == CM_REJ_ARI_SIZE,
-	       "REJ ARI length 72 refused\n");
+	if (decode_copy(bad, MAD_SIZE, &m, false) ||
+	    m.rej.ari_length != CM_REJ_ARI_SIZE)
+		T_FAIL("REJ ARI length 72 refused");
 
 	cm_msg_init(&m, CM_ATTR_SIDR_REP, 1);
 	encode_or_fail(&m, good);
@@ -634,9 +617,9 @@ static void test_malformed(void)
 	cm_msg_init(&m, CM_ATTR_REQ, 0xfeedull);
 	encode_or_fail(&m, good);
 	good[MAD_OFF_CLASS_VERSION] = 3;
-	EXPECT(decode_copy(good, MAD_SIZE, &m, false) == -EBADMSG &&
-		       m.hdr.tid == 0xfeedull && m.hdr.class_version == 3,
-	       "header not kept on a refused MAD\n");
+	if (decode_copy(good, MAD_SIZE, &m, false) != -EBADMSG ||
+	    m.hdr.tid != 0xfeedull || m.hdr.class_version != 3)
+		T_FAIL("header not kept on a refused MAD");
 }
 
 /* --- Random input --------------------------------------------------------- */
@@ -655,29 +638,22 @@ static void fuzz_one(const uint8_t *in, size_t len, struct fuzz_totals *t)
 	ret = decode_copy(in, len, &m, t->runs & 1);
 	if (ret == -EBADMSG)
 		return;
-	if (ret) {
-		FAIL("random input %lu: decode %d\n", t->runs, ret);
-		return;
-	}
+	if (ret)
+		T_FAIL("random input %lu: decode %d", t->runs, ret);
 	t->accepted++;
 	if (cm_mad_encode(&m, out, sizeof(out)) ||
-	    cm_mad_reserved_mask(m.hdr.attr_id, mask)) {
-		FAIL("random input %lu: accepted but not encodable\n", t->runs);
-		return;
-	}
+	    cm_mad_reserved_mask(m.hdr.attr_id, mask))
+		T_FAIL("random input %lu: accepted but not encodable", t->runs);
 	/* What comes out is what came in, less the reserved bits. */
 	if (memcmp(out, in, MAD_HDR_SIZE))
-		FAIL("random input %lu: header changed\n", t->runs);
+		T_FAIL("random input %lu: header changed", t->runs);
 	for (unsigned int i = 0; i < MAD_DATA_SIZE; i++)
-		if (out[MAD_HDR_SIZE + i] !=
-		    (in[MAD_HDR_SIZE + i] & ~mask[i])) {
-			FAIL("random input %lu: data byte %u changed\n",
-			     t->runs, MAD_HDR_SIZE + i);
-			break;
-		}
+		if (out[MAD_HDR_SIZE + i] != (in[MAD_HDR_SIZE + i] & ~mask[i]))
+			T_FAIL("random input %lu: data byte %u changed",
+			       t->runs, MAD_HDR_SIZE + i);
 	if (cm_mad_decode(out, sizeof(out), &m2) || memcmp(&m, &m2, sizeof(m)))
-		FAIL("random input %lu: decode of the re-encoding differs\n",
-		     t->runs);
+		T_FAIL("random input %lu: decode of the re-encoding differs",
+		       t->runs);
 }
 
 static void test_random(void)
@@ -718,12 +694,8 @@ static void test_random(void)
 	}
 	printf("random: %lu inputs, %lu accepted, %lu refused\n", t.runs,
 	       t.accepted, t.runs - t.accepted);
-	EXPECT(t.accepted > 10000 && t.runs - t.accepted > 10000, "random "
-								  "inputs do "
-								  "not "
-								  "exercise "
-								  "both "
-								  "outcomes\n");
+	if (t.accepted <= 10000 || t.runs - t.accepted <= 10000)
+		T_FAIL("random inputs do not exercise both outcomes");
 }
 
 /* --- Names, private data, tables ---------------------------------------- */
@@ -737,15 +709,16 @@ static void test_names(void)
 	struct cm_msg m;
 
 	for (size_t i = 0; i < NATTRS; i++) {
-		EXPECT(!strcmp(cm_mad_str(all_attrs[i]), names[i]),
-		       "cm_mad_str(0x%04x) = %s\n", all_attrs[i],
-		       cm_mad_str(all_attrs[i]));
+		if (strcmp(cm_mad_str(all_attrs[i]), names[i]))
+			T_FAIL("cm_mad_str(0x%04x) = %s", all_attrs[i],
+			       cm_mad_str(all_attrs[i]));
 		fill(&m, all_attrs[i]);
-		EXPECT(cm_msg_format(line, sizeof(line), &m) > 0 &&
-			       !strncmp(line, names[i], strlen(names[i])),
-		       "cm_msg_format: %s\n", line);
+		if (cm_msg_format(line, sizeof(line), &m) <= 0 ||
+		    strncmp(line, names[i], strlen(names[i])))
+			T_FAIL("cm_msg_format: %s", line);
 	}
-	EXPECT(!strcmp(cm_mad_str(0x0042), "unknown"), "attr 0x42 named\n");
+	if (strcmp(cm_mad_str(0x0042), "unknown"))
+		T_FAIL("attr 0x42 named");
 
 	/* Cut lines: snprintf's contract, whatever the size. */
 	fill(&m, CM_ATTR_REQ);
@@ -753,18 +726,18 @@ static void test_names(void)
 		int full = cm_msg_format(line, sizeof(line), &m);
 		char small[sizeof(line)];
 
-		EXPECT(full > 20 && (size_t)full < sizeof(line) &&
-			       cm_msg_format(NULL, 0, &m) == full,
-		       "cm_msg_format length %d\n", full);
+		if (full <= 20 || (size_t)full >= sizeof(line) ||
+		    cm_msg_format(NULL, 0, &m) != full)
+			T_FAIL("cm_msg_format length %d", full);
 		for (size_t sz = 1; sz < (size_t)full + 2; sz++) {
 			memset(small, 'x', sizeof(small));
-			EXPECT(cm_msg_format(small, sz, &m) == full &&
-				       strlen(small) ==
-					       (sz <= (size_t)full
-							? sz - 1
-							: (size_t)full) &&
-				       !strncmp(small, line, strlen(small)),
-			       "cm_msg_format into %zu bytes: %s\n", sz, small);
+			if (cm_msg_format(small, sz, &m) != full ||
+			    strlen(small) != (sz <= (size_t)full
+						      ? sz - 1
+						      : (size_t)full) ||
+			    strncmp(small, line, strlen(small)))
+				T_FAIL("cm_msg_format into %zu bytes: %s", sz,
+				       small);
 		}
 	}
 
@@ -772,26 +745,23 @@ static void test_names(void)
 		bool named = (r >= 1 && r <= 33) || r == 35;
 		const char *s = cm_rej_reason_str((uint16_t)r);
 
-		EXPECT(named == !!strcmp(s, "unknown reason"),
-		       "REJ reason %u: \"%s\"\n", r, s);
+		if (named != !!strcmp(s, "unknown reason"))
+			T_FAIL("REJ reason %u: \"%s\"", r, s);
 		for (unsigned int q = 1; named && q < r; q++)
-			EXPECT(strcmp(s, cm_rej_reason_str((uint16_t)q)),
-			       "REJ reasons %u and %u share a name\n", q, r);
+			if (!strcmp(s, cm_rej_reason_str((uint16_t)q)))
+				T_FAIL("REJ reasons %u and %u share a name", q,
+				       r);
 	}
-	EXPECT(!strcmp(cm_rej_reason_str(CM_REJ_CONSUMER_DEFINED), "consumer "
-								   "defined"),
-	       "reason 28\n");
-	EXPECT(!strcmp(cm_rej_reason_str(CM_REJ_INVALID_SERVICE_ID), "invalid "
-								     "service "
-								     "ID"),
-	       "reason 8\n");
+	T_STR_EQ(cm_rej_reason_str(CM_REJ_CONSUMER_DEFINED), "consumer "
+							     "defined");
+	T_STR_EQ(cm_rej_reason_str(CM_REJ_INVALID_SERVICE_ID), "invalid "
+							       "service ID");
 	for (unsigned int s = 0; s <= CM_SIDR_UNSUPPORTED_VERSION; s++)
-		EXPECT(strcmp(cm_sidr_status_str((uint8_t)s), "unknown status"),
-		       "SIDR status %u unnamed\n", s);
-	EXPECT(!strcmp(cm_sidr_status_str(6), "unknown status"), "SIDR status "
-								 "6 named\n");
-	EXPECT(strcmp(cm_apr_status_str(CM_APR_INVALID_SL), "unknown status"),
-	       "APR status 13 unnamed\n");
+		if (!strcmp(cm_sidr_status_str((uint8_t)s), "unknown status"))
+			T_FAIL("SIDR status %u unnamed", s);
+	T_STR_EQ(cm_sidr_status_str(6), "unknown status");
+	if (!strcmp(cm_apr_status_str(CM_APR_INVALID_SL), "unknown status"))
+		T_FAIL("APR status 13 unnamed");
 }
 
 static void test_private_data(void)
@@ -801,19 +771,19 @@ static void test_private_data(void)
 
 	memset(area, 0xee, sizeof(area));
 	memset(src, 0x5a, sizeof(src));
-	EXPECT(cm_set_private_data(area, sizeof(area), src, sizeof(src)) ==
-		       -EINVAL,
-	       "93 bytes into a REQ\n");
-	EXPECT(area[0] == 0xee, "refused private data was copied\n");
-	EXPECT(!cm_set_private_data(area, sizeof(area), src, 10) &&
-		       area[9] == 0x5a && area[10] == 0 && area[91] == 0,
-	       "10 bytes into a REQ\n");
-	EXPECT(!cm_set_private_data(area, sizeof(area), src, sizeof(area)) &&
-		       area[91] == 0x5a,
-	       "92 bytes into a REQ\n");
-	EXPECT(!cm_set_private_data(area, sizeof(area), NULL, 0) &&
-		       area[0] == 0,
-	       "no private data\n");
+	if (cm_set_private_data(area, sizeof(area), src, sizeof(src)) !=
+	    -EINVAL)
+		T_FAIL("93 bytes into a REQ");
+	if (area[0] != 0xee)
+		T_FAIL("refused private data was copied");
+	if (cm_set_private_data(area, sizeof(area), src, 10) ||
+	    area[9] != 0x5a || area[10] != 0 || area[91] != 0)
+		T_FAIL("10 bytes into a REQ");
+	if (cm_set_private_data(area, sizeof(area), src, sizeof(area)) ||
+	    area[91] != 0x5a)
+		T_FAIL("92 bytes into a REQ");
+	if (cm_set_private_data(area, sizeof(area), NULL, 0) || area[0] != 0)
+		T_FAIL("no private data");
 }
 
 /* --- rdma_cm: service IDs and the CMA header ---------------------------- */
@@ -830,44 +800,43 @@ static void test_cma(void)
 	uint16_t ps, port;
 	uint64_t sid;
 
-	EXPECT(cm_ip_service_id(CM_PS_TCP, 7174) == 0x0000000001061c06ull,
-	       "TCP service ID\n");
-	EXPECT(cm_ip_service_id(CM_PS_UDP, 4791) == 0x00000000011112b7ull,
-	       "UDP service ID\n");
-	EXPECT(cm_ip_service_id(CM_PS_IB, 1) == 0x00000000013f0001ull, "IB "
-								       "service"
-								       " ID\n");
-	EXPECT(!cm_ip_service_id_parse(0x00000000011112b7ull, &ps, &port) &&
-		       ps == CM_PS_UDP && port == 4791,
-	       "parse UDP service ID\n");
-	EXPECT(cm_ip_service_id_parse(0x0000000001071c06ull, &ps, &port) ==
-		       -EINVAL,
-	       "port space 0x0107 accepted\n");
-	EXPECT(cm_ip_service_id_parse(0x1000000001061c06ull, &ps, &port) ==
-		       -EINVAL,
-	       "high service ID bits accepted\n");
+	if (cm_ip_service_id(CM_PS_TCP, 7174) != 0x0000000001061c06ull)
+		T_FAIL("TCP service ID");
+	if (cm_ip_service_id(CM_PS_UDP, 4791) != 0x00000000011112b7ull)
+		T_FAIL("UDP service ID");
+	if (cm_ip_service_id(CM_PS_IB, 1) != 0x00000000013f0001ull)
+		T_FAIL("IB service ID");
+	if (cm_ip_service_id_parse(0x00000000011112b7ull, &ps, &port) ||
+	    ps != CM_PS_UDP || port != 4791)
+		T_FAIL("parse UDP service ID");
+	if (cm_ip_service_id_parse(0x0000000001071c06ull, &ps, &port) !=
+	    -EINVAL)
+		T_FAIL("port space 0x0107 accepted");
+	if (cm_ip_service_id_parse(0x1000000001061c06ull, &ps, &port) !=
+	    -EINVAL)
+		T_FAIL("high service ID bits accepted");
 
 	/* IPv6 both ways. */
 	inet_pton(AF_INET6, "fe80::1", &s6.sin6_addr);
 	inet_pton(AF_INET6, "2001:db8::2", &d6.sin6_addr);
 	sid = cm_ip_service_id(CM_PS_TCP, 4791);
-	EXPECT(!cma_hdr_from_sockaddr(&h, (struct sockaddr *)&s6,
-				      (struct sockaddr *)&d6) &&
-		       h.ip_version == 6 && h.src_port == 40000,
-	       "cma_hdr from IPv6\n");
-	EXPECT(!cma_hdr_encode(&h, wire, sizeof(wire)) && wire[0] == 0 &&
-		       wire[1] == 0x60 && wire[2] == 0x9c && wire[3] == 0x40 &&
-		       wire[4] == 0xfe && wire[35] == 2,
-	       "cma_hdr IPv6 bytes\n");
-	EXPECT(!cma_hdr_decode(wire, sizeof(wire), &h2) &&
-		       !memcmp(&h, &h2, sizeof(h)),
-	       "cma_hdr IPv6 round trip\n");
-	EXPECT(!cma_hdr_to_sockaddr(&h2, sid, &src, &dst) &&
-		       src.ss_family == AF_INET6 &&
-		       !memcmp(&((struct sockaddr_in6 *)&dst)->sin6_addr,
-			       &d6.sin6_addr, 16) &&
-		       ((struct sockaddr_in6 *)&dst)->sin6_port == htons(4791),
-	       "cma_hdr IPv6 to sockaddr\n");
+	if (cma_hdr_from_sockaddr(&h, (struct sockaddr *)&s6,
+				  (struct sockaddr *)&d6) ||
+	    h.ip_version != 6 || h.src_port != 40000)
+		T_FAIL("cma_hdr from IPv6");
+	if (cma_hdr_encode(&h, wire, sizeof(wire)) || wire[0] != 0 ||
+	    wire[1] != 0x60 || wire[2] != 0x9c || wire[3] != 0x40 ||
+	    wire[4] != 0xfe || wire[35] != 2)
+		T_FAIL("cma_hdr IPv6 bytes");
+	if (cma_hdr_decode(wire, sizeof(wire), &h2) ||
+	    memcmp(&h, &h2, sizeof(h)))
+		T_FAIL("cma_hdr IPv6 round trip");
+	if (cma_hdr_to_sockaddr(&h2, sid, &src, &dst) ||
+	    src.ss_family != AF_INET6 ||
+	    memcmp(&((struct sockaddr_in6 *)&dst)->sin6_addr, &d6.sin6_addr,
+		   16) ||
+	    ((struct sockaddr_in6 *)&dst)->sin6_port != htons(4791))
+		T_FAIL("cma_hdr IPv6 to sockaddr");
 
 	/* Refusals. */
 	for (size_t len = 0; len < CMA_HDR_SIZE; len++) {
@@ -876,40 +845,35 @@ static void test_cma(void)
 		if (!cut)
 			abort();
 		memcpy(cut, wire, len);
-		EXPECT(cma_hdr_decode(cut, len, &h2) == -EBADMSG,
-		       "cma_hdr cut to %zu\n", len);
+		if (cma_hdr_decode(cut, len, &h2) != -EBADMSG)
+			T_FAIL("cma_hdr cut to %zu", len);
 		free(cut);
 	}
 	memcpy(bad, wire, sizeof(bad));
 	bad[0] = 1;
-	EXPECT(cma_hdr_decode(bad, sizeof(bad), &h2) == -EBADMSG, "cma_hdr "
-								  "version "
-								  "1\n");
+	if (cma_hdr_decode(bad, sizeof(bad), &h2) != -EBADMSG)
+		T_FAIL("cma_hdr version 1");
 	memcpy(bad, wire, sizeof(bad));
 	bad[1] = 0x50;
-	EXPECT(cma_hdr_decode(bad, sizeof(bad), &h2) == -EBADMSG, "cma_hdr IP "
-								  "version "
-								  "5\n");
+	if (cma_hdr_decode(bad, sizeof(bad), &h2) != -EBADMSG)
+		T_FAIL("cma_hdr IP version 5");
 	memcpy(bad, wire, sizeof(bad));
 	bad[1] = 0x6f; /* reserved low nibble */
-	EXPECT(!cma_hdr_decode(bad, sizeof(bad), &h2) && h2.ip_version == 6,
-	       "cma_hdr reserved nibble refused\n");
-	EXPECT(cma_hdr_from_sockaddr(&h, (struct sockaddr *)&s4,
-				     (struct sockaddr *)&d6) == -EINVAL,
-	       "mixed families\n");
+	if (cma_hdr_decode(bad, sizeof(bad), &h2) || h2.ip_version != 6)
+		T_FAIL("cma_hdr reserved nibble refused");
+	if (cma_hdr_from_sockaddr(&h, (struct sockaddr *)&s4,
+				  (struct sockaddr *)&d6) != -EINVAL)
+		T_FAIL("mixed families");
 	s4.sin_family = AF_UNIX;
-	EXPECT(cma_hdr_from_sockaddr(&h, (struct sockaddr *)&s4,
-				     (struct sockaddr *)&s4) == -EAFNOSUPPORT,
-	       "AF_UNIX\n");
+	if (cma_hdr_from_sockaddr(&h, (struct sockaddr *)&s4,
+				  (struct sockaddr *)&s4) != -EAFNOSUPPORT)
+		T_FAIL("AF_UNIX");
 	h.ip_version = 5;
-	EXPECT(cma_hdr_encode(&h, wire, sizeof(wire)) == -EINVAL, "encode IP "
-								  "version "
-								  "5\n");
+	if (cma_hdr_encode(&h, wire, sizeof(wire)) != -EINVAL)
+		T_FAIL("encode IP version 5");
 	h.ip_version = 4;
-	EXPECT(cma_hdr_encode(&h, wire, sizeof(wire) - 1) == -EINVAL, "encode "
-								      "into 35 "
-								      "bytes"
-								      "\n");
+	if (cma_hdr_encode(&h, wire, sizeof(wire) - 1) != -EINVAL)
+		T_FAIL("encode into 35 bytes");
 }
 
 static unsigned int popcount(const uint8_t *mask)
@@ -926,28 +890,27 @@ static void test_tables(void)
 	uint8_t mask[MAD_DATA_SIZE];
 	unsigned int bits;
 
-	EXPECT(!cm_mad_layout_check(), "field tables do not check\n");
-	EXPECT(cm_mad_reserved_mask(0x0001, mask) == -EINVAL, "reserved mask "
-							      "of "
-							      "ClassPortInfo"
-							      "\n");
+	if (cm_mad_layout_check())
+		T_FAIL("field tables do not check");
+	if (cm_mad_reserved_mask(0x0001, mask) != -EINVAL)
+		T_FAIL("reserved mask of ClassPortInfo");
 	/* An RTU reserves nothing; a REQ what Table 106 says. */
-	EXPECT(!cm_mad_reserved_mask(CM_ATTR_RTU, mask) && popcount(mask) == 0,
-	       "RTU reserves bits\n");
-	EXPECT(!cm_mad_reserved_mask(CM_ATTR_REQ, mask), "REQ mask\n");
+	if (cm_mad_reserved_mask(CM_ATTR_RTU, mask) || popcount(mask) != 0)
+		T_FAIL("RTU reserves bits");
+	if (cm_mad_reserved_mask(CM_ATTR_REQ, mask))
+		T_FAIL("REQ mask");
 	bits = popcount(mask);
 	/*
 	 * 8 bits beside the vendor ID, 32 before the Q_Key; per path 6 before
 	 * the rate, 3 after the subnet local bit, 3 (primary) or 2 (alternate,
 	 * less the SAP bit) after the ACK timeout.
 	 */
-	EXPECT(bits == 8 + 32 + (6 + 3 + 3) + (6 + 3 + 2),
-	       "REQ reserves %u bits\n", bits);
-	EXPECT(mask[4] == 0xff && mask[5] == 0 && mask[24] == 0xff &&
-		       mask[90] == 0x0f && mask[91] == 0xc0 &&
-		       mask[94] == 0x07 && mask[95] == 0x07 &&
-		       mask[139] == 0x03,
-	       "REQ reserved bits misplaced\n");
+	if (bits != 8 + 32 + (6 + 3 + 3) + (6 + 3 + 2))
+		T_FAIL("REQ reserves %u bits", bits);
+	if (mask[4] != 0xff || mask[5] != 0 || mask[24] != 0xff ||
+	    mask[90] != 0x0f || mask[91] != 0xc0 || mask[94] != 0x07 ||
+	    mask[95] != 0x07 || mask[139] != 0x03)
+		T_FAIL("REQ reserved bits misplaced");
 }
 
 int main(void)
@@ -961,10 +924,5 @@ int main(void)
 	test_names();
 	test_private_data();
 	test_cma();
-	if (failures) {
-		fprintf(stderr, "%d failures\n", failures);
-		return 1;
-	}
-	printf("PASS\n");
-	return 0;
+	t_pass();
 }

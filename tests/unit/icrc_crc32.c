@@ -10,14 +10,7 @@
 #include <time.h>
 
 #include "daemon/net/icrc.h"
-
-static int failures;
-
-#define FAIL(...)                                      \
-	do {                                           \
-		fprintf(stderr, "FAIL: " __VA_ARGS__); \
-		failures++;                            \
-	} while (0)
+#include "t_assert.h"
 
 static uint32_t crc_bitwise(uint32_t crc, const uint8_t *p, size_t len)
 {
@@ -58,13 +51,13 @@ static void known_answers(void)
 
 	c = ~srd_crc32_update(~0u, check, strlen(check));
 	if (c != 0xcbf43926)
-		FAIL("CRC-32 of \"123456789\" = %08x\n", c);
+		T_FAIL("CRC-32 of \"123456789\" = %08x", c);
 	if (srd_crc32_update(0x12345678, "", 0) != 0x12345678)
-		FAIL("empty update changed the register\n");
+		T_FAIL("empty update changed the register");
 	/* The preset rxe starts the ICRC from: ones, then the masked LRH. */
 	c = srd_crc32_update(~0u, ones, sizeof(ones));
 	if (c != 0xdebb20e3)
-		FAIL("register after 8 bytes of ones = %08x\n", c);
+		T_FAIL("register after 8 bytes of ones = %08x", c);
 }
 
 static void equal_paths(uint8_t *buf, size_t bufsz)
@@ -80,14 +73,14 @@ static void equal_paths(uint8_t *buf, size_t bufsz)
 			a = srd_crc32_update(seed, buf + off, len);
 			b = srd_crc32_update_table(seed, buf + off, len);
 			if (a != b)
-				FAIL("len %zu off %zu: %08x != table %08x\n",
-				     len, off, a, b);
+				T_FAIL("len %zu off %zu: %08x != table %08x",
+				       len, off, a, b);
 			if ((len + off) % 7 == 0) {
 				c = crc_bitwise(seed, buf + off, len);
 				if (a != c)
-					FAIL("len %zu off %zu: %08x != bitwise "
-					     "%08x\n",
-					     len, off, a, c);
+					T_FAIL("len %zu off %zu: %08x != "
+					       "bitwise %08x",
+					       len, off, a, c);
 			}
 		}
 	for (i = 0; i < 200; i++) {
@@ -101,8 +94,8 @@ static void equal_paths(uint8_t *buf, size_t bufsz)
 				     buf + split, len - split);
 		c = crc_bitwise(seed, buf, len);
 		if (a != b || a != c)
-			FAIL("len %zu split %zu: %08x %08x %08x\n", len, split,
-			     a, b, c);
+			T_FAIL("len %zu split %zu: %08x %08x %08x", len, split,
+			       a, b, c);
 	}
 }
 
@@ -189,16 +182,11 @@ int main(void)
 	uint8_t *buf = malloc(bufsz);
 
 	if (!buf)
-		return 1;
+		T_FAIL("malloc %zu bytes", bufsz);
 	printf("implementation: %s\n", srd_crc32_impl());
 	known_answers();
 	equal_paths(buf, bufsz);
-	if (!failures)
-		throughput(buf);
+	throughput(buf);
 	free(buf);
-	if (failures) {
-		fprintf(stderr, "%d failures\n", failures);
-		return 1;
-	}
-	return 0;
+	t_pass();
 }

@@ -10,14 +10,7 @@
 #include <string.h>
 
 #include "daemon/net/icrc.h"
-
-static int failures;
-
-#define FAIL(...)                                      \
-	do {                                           \
-		fprintf(stderr, "FAIL: " __VA_ARGS__); \
-		failures++;                            \
-	} while (0)
+#include "t_assert.h"
 
 static uint64_t rng_state = 0x2545f4914f6cdd1dull;
 
@@ -128,9 +121,9 @@ static void definition(void)
 					 : srd_icrc_ipv4(pkt, pkt + iplen,
 							 udp_len);
 				if (got != want)
-					FAIL("v6 %d ihl %zu len %zu: %08x, "
-					     "definition %08x\n",
-					     v6, ihl, lens[i], got, want);
+					T_FAIL("v6 %d ihl %zu len %zu: %08x, "
+					       "definition %08x",
+					       v6, ihl, lens[i], got, want);
 			}
 }
 
@@ -168,9 +161,9 @@ static void masks(void)
 			if (!v6 && byte == 0 && b >= 4)
 				continue;
 			if (moved == masked)
-				FAIL("v6 %d header bit %zu: %s\n", v6, bit,
-				     masked ? "masked but covered"
-					    : "covered but ignored");
+				T_FAIL("v6 %d header bit %zu: %s", v6, bit,
+				       masked ? "masked but covered"
+					      : "covered but ignored");
 		}
 	}
 }
@@ -199,14 +192,14 @@ static void parts_and_noid(void)
 				     srd_icrc_ipv6(pkt, udp, udp_len));
 			if (srd_icrc_v6_from_parts(&f6, udp + 8, udp_len - 8) !=
 			    srd_icrc_get(udp, udp_len))
-				FAIL("v6 #%zu: from parts differs\n", n);
+				T_FAIL("v6 #%zu: from parts differs", n);
 			if (srd_icrc_check_v6(&f6, udp + 8, udp_len - 8) ||
 			    srd_icrc_check_ipv6(pkt, udp, udp_len))
-				FAIL("v6 #%zu: check refused\n", n);
+				T_FAIL("v6 #%zu: check refused", n);
 			udp[8 + rnd() % (udp_len - 8)] ^= 0x10;
 			if (srd_icrc_check_v6(&f6, udp + 8, udp_len - 8) !=
 			    -EBADMSG)
-				FAIL("v6 #%zu: corruption passed\n", n);
+				T_FAIL("v6 #%zu: corruption passed", n);
 			continue;
 		}
 		struct srd_icrc_udp4 f4;
@@ -225,18 +218,18 @@ static void parts_and_noid(void)
 		if (srd_icrc_v4_from_parts(
 			    &f4, (uint16_t)(pkt[4] << 8 | pkt[5]), want_frag,
 			    udp + 8, udp_len - 8) != srd_icrc_get(udp, udp_len))
-			FAIL("v4 #%zu: from parts differs\n", n);
+			T_FAIL("v4 #%zu: from parts differs", n);
 		ret = srd_icrc_check_v4_noid(&f4, udp + 8, udp_len - 8, &id,
 					     &frag);
 		if (ret || id != (pkt[4] << 8 | pkt[5]) || frag != want_frag)
-			FAIL("v4 #%zu: no-id check %d id %04x flags %04x, "
-			     "want %02x%02x %04x\n",
-			     n, ret, id, frag, pkt[4], pkt[5], want_frag);
+			T_FAIL("v4 #%zu: no-id check %d id %04x flags %04x, "
+			       "want %02x%02x %04x",
+			       n, ret, id, frag, pkt[4], pkt[5], want_frag);
 		/* A wrong length is a different packet. */
 		if (srd_icrc_check_v4_noid(&f4, udp + 8, udp_len - 12, &id,
 					   &frag) == 0 &&
 		    id == (pkt[4] << 8 | pkt[5]))
-			FAIL("v4 #%zu: shorter packet passed\n", n);
+			T_FAIL("v4 #%zu: shorter packet passed", n);
 	}
 }
 
@@ -247,18 +240,19 @@ static void lengths(void)
 	struct srd_icrc_udp6 f6 = { 0 };
 	uint16_t id;
 
-	if (srd_icrc_check_v4_noid(&f4, buf, 15, &id, NULL) != -EINVAL ||
-	    srd_icrc_check_v4_noid(&f4, buf, 65528, &id, NULL) != -EINVAL ||
-	    srd_icrc_check_v6(&f6, buf, 0) != -EINVAL ||
-	    srd_icrc_check_ipv4(buf, buf + 20, 23) != -EINVAL ||
-	    srd_icrc_check_ipv6(buf, buf + 40, 7) != -EINVAL)
-		FAIL("a bad length was not refused\n");
+	/* Bad lengths are refused. */
+	T_EQ(srd_icrc_check_v4_noid(&f4, buf, 15, &id, NULL), -EINVAL);
+	T_EQ(srd_icrc_check_v4_noid(&f4, buf, 65528, &id, NULL), -EINVAL);
+	T_EQ(srd_icrc_check_v6(&f6, buf, 0), -EINVAL);
+	T_EQ(srd_icrc_check_ipv4(buf, buf + 20, 23), -EINVAL);
+	T_EQ(srd_icrc_check_ipv6(buf, buf + 40, 7), -EINVAL);
 	if (srd_icrc_check_v4_noid(&f4, buf, 65527, &id, NULL) == -EINVAL)
-		FAIL("the largest datagram was refused\n");
+		T_FAIL("the largest datagram was refused");
 	srd_icrc_put(buf, 8, 0x11223344);
-	if (buf[4] != 0x44 || buf[7] != 0x11 ||
-	    srd_icrc_get(buf, 8) != 0x11223344)
-		FAIL("the ICRC is not stored least significant byte first\n");
+	/* The ICRC is stored least significant byte first. */
+	T_EQ(buf[4], 0x44);
+	T_EQ(buf[7], 0x11);
+	T_EQ(srd_icrc_get(buf, 8), 0x11223344);
 }
 
 int main(void)
@@ -267,11 +261,7 @@ int main(void)
 	masks();
 	parts_and_noid();
 	lengths();
-	if (failures) {
-		fprintf(stderr, "%d failures\n", failures);
-		return 1;
-	}
 	printf("ICRC equals the definition for IPv4 (with options), IPv6; "
 	       "masks exact; no-id check finds every id\n");
-	return 0;
+	t_pass();
 }

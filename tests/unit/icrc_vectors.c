@@ -13,6 +13,7 @@
 
 #include "daemon/net/icrc.h"
 #include "daemon/net/pcap.h"
+#include "t_assert.h"
 
 #ifndef SRD_RXE_VECTORS_DIR
 #error "SRD_RXE_VECTORS_DIR must name the rxe capture directory"
@@ -39,14 +40,6 @@ struct totals {
 	unsigned long df;
 	unsigned long nodf;
 };
-
-static int failures;
-
-#define FAIL(...)                                      \
-	do {                                           \
-		fprintf(stderr, "FAIL: " __VA_ARGS__); \
-		failures++;                            \
-	} while (0)
 
 static uint16_t be16(const uint8_t *p)
 {
@@ -106,23 +99,23 @@ static void check_packet(const char *file, unsigned long n, struct pkt *pk,
 	int ret;
 
 	if (icrc != wire)
-		FAIL("%s #%lu: ICRC %08x, wire says %08x\n", file, n, icrc,
-		     wire);
+		T_FAIL("%s #%lu: ICRC %08x, wire says %08x", file, n, icrc,
+		       wire);
 	else
 		t->icrc_ok++;
 	if (full_check(pk))
-		FAIL("%s #%lu: full check refused\n", file, n);
+		T_FAIL("%s #%lu: full check refused", file, n);
 	icrc = srd_icrc_v4_from_parts(&pk->flow, pk->id, pk->frag_off, bth(pk),
 				      bth_len(pk));
 	if (icrc != wire)
-		FAIL("%s #%lu: ICRC from parts %08x, wire %08x\n", file, n,
-		     icrc, wire);
+		T_FAIL("%s #%lu: ICRC from parts %08x, wire %08x", file, n,
+		       icrc, wire);
 	ret = srd_icrc_check_v4_noid(&pk->flow, bth(pk), bth_len(pk), &id,
 				     &frag);
 	if (ret || id != pk->id || frag != pk->frag_off)
-		FAIL("%s #%lu: no-id check %d: id %04x flags %04x, capture "
-		     "has %04x %04x\n",
-		     file, n, ret, id, frag, pk->id, pk->frag_off);
+		T_FAIL("%s #%lu: no-id check %d: id %04x flags %04x, capture "
+		       "has %04x %04x",
+		       file, n, ret, id, frag, pk->id, pk->frag_off);
 	if (frag == SRD_IPV4_DF)
 		t->df++;
 	else
@@ -143,29 +136,29 @@ static void check_masked(const char *file, unsigned long n, struct pkt *pk)
 	pk->udp[7] ^= 0x34;
 	pk->udp[8 + 4] ^= 0xc0; /* BTH FECN, BECN */
 	if (full_check(pk))
-		FAIL("%s #%lu: a masked field changed the ICRC\n", file, n);
+		T_FAIL("%s #%lu: a masked field changed the ICRC", file, n);
 	memcpy(pk->ip, save, hlen);
 	pk->udp[8 + 4] ^= 0x3f; /* BTH resv6a */
 	if (full_check(pk))
-		FAIL("%s #%lu: BTH resv6a changed the ICRC\n", file, n);
+		T_FAIL("%s #%lu: BTH resv6a changed the ICRC", file, n);
 	memcpy(pk->ip, save, hlen);
 
 	/* And the fields it covers in the IP header do move it. */
 	pk->ip[5] ^= 1; /* identification */
 	if (full_check(pk) != -EBADMSG)
-		FAIL("%s #%lu: identification not covered\n", file, n);
+		T_FAIL("%s #%lu: identification not covered", file, n);
 	memcpy(pk->ip, save, hlen);
 	pk->ip[6] ^= 0x40; /* DF */
 	if (full_check(pk) != -EBADMSG)
-		FAIL("%s #%lu: DF not covered\n", file, n);
+		T_FAIL("%s #%lu: DF not covered", file, n);
 	memcpy(pk->ip, save, hlen);
 	pk->ip[15] ^= 1; /* source address */
 	if (full_check(pk) != -EBADMSG)
-		FAIL("%s #%lu: source address not covered\n", file, n);
+		T_FAIL("%s #%lu: source address not covered", file, n);
 	memcpy(pk->ip, save, hlen);
 	pk->udp[8 + 1] ^= 0x80; /* BTH solicited event */
 	if (full_check(pk) != -EBADMSG)
-		FAIL("%s #%lu: BTH SE not covered\n", file, n);
+		T_FAIL("%s #%lu: BTH SE not covered", file, n);
 	memcpy(pk->ip, save, hlen);
 }
 
@@ -191,13 +184,13 @@ static void check_corrupt(const char *file, unsigned long n, struct pkt *pk,
 		p[i] ^= x;
 		t->corruptions++;
 		if (full_check(pk) != -EBADMSG)
-			FAIL("%s #%lu: byte %zu ^ %02x passed\n", file, n, i,
-			     x);
+			T_FAIL("%s #%lu: byte %zu ^ %02x passed", file, n, i,
+			       x);
 		if (!srd_icrc_check_v4_noid(&pk->flow, p, len, &id, &frag)) {
 			if (id == pk->id && frag == pk->frag_off)
-				FAIL("%s #%lu: byte %zu ^ %02x passed the "
-				     "no-id check with the true id\n",
-				     file, n, i, x);
+				T_FAIL("%s #%lu: byte %zu ^ %02x passed the "
+				       "no-id check with the true id",
+				       file, n, i, x);
 			t->collisions++;
 		}
 		p[i] ^= x;
@@ -206,12 +199,12 @@ static void check_corrupt(const char *file, unsigned long n, struct pkt *pk,
 	pk->flow.saddr ^= 0x01000000;
 	if (srd_icrc_check_v4_noid(&pk->flow, p, len, &id, &frag) == 0 &&
 	    id == pk->id)
-		FAIL("%s #%lu: wrong source address accepted\n", file, n);
+		T_FAIL("%s #%lu: wrong source address accepted", file, n);
 	pk->flow.saddr ^= 0x01000000;
 	pk->flow.sport ^= 0x0100;
 	if (srd_icrc_check_v4_noid(&pk->flow, p, len, &id, &frag) == 0 &&
 	    id == pk->id)
-		FAIL("%s #%lu: wrong source port accepted\n", file, n);
+		T_FAIL("%s #%lu: wrong source port accepted", file, n);
 	pk->flow.sport ^= 0x0100;
 }
 
@@ -227,10 +220,8 @@ static int run_file(const char *dir, const char *name, struct pkt *pk,
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	ret = srd_pcap_open(&r, path);
-	if (ret) {
-		FAIL("%s: open: %s\n", name, strerror(-ret));
-		return -1;
-	}
+	if (ret)
+		T_FAIL("%s: open: %s", name, strerror(-ret));
 	while ((ret = srd_pcap_next(&r, &fr)) == 1) {
 		if (parse(&fr, pk)) {
 			skipped++;
@@ -242,7 +233,7 @@ static int run_file(const char *dir, const char *name, struct pkt *pk,
 		check_corrupt(name, t.packets, pk, &t);
 	}
 	if (ret < 0)
-		FAIL("%s: read: %s\n", name, strerror(-ret));
+		T_FAIL("%s: read: %s", name, strerror(-ret));
 	srd_pcap_close(&r);
 	printf("%-18s %4lu packets, %4lu ICRC equal; id found without the IP "
 	       "header: DF %lu, no DF %lu; %lu corruptions caught by the "
@@ -273,10 +264,8 @@ int main(void)
 	DIR *d;
 
 	d = opendir(dir);
-	if (!d) {
-		printf("FAIL: no captures in %s\n", dir);
-		return 1;
-	}
+	if (!d)
+		T_FAIL("no captures in %s: %s", dir, strerror(errno));
 	while ((de = readdir(d)) && n < MAX_FILES) {
 		size_t l = strlen(de->d_name);
 
@@ -284,14 +273,12 @@ int main(void)
 			names[n++] = strdup(de->d_name);
 	}
 	closedir(d);
-	if (!n) {
-		printf("FAIL: no .pcap files in %s\n", dir);
-		return 1;
-	}
+	if (!n)
+		T_FAIL("no .pcap files in %s", dir);
 	qsort(names, n, sizeof(names[0]), cmp_names);
 	pk = malloc(sizeof(*pk));
 	if (!pk)
-		return 1;
+		T_FAIL("malloc");
 	printf("CRC-32 implementation: %s; ICRC on the wire: least "
 	       "significant byte first\n",
 	       srd_crc32_impl());
@@ -305,13 +292,9 @@ int main(void)
 	       n, all.packets, all.icrc_ok, all.corruptions, all.collisions,
 	       all.corruptions / 32768.0);
 	if (!all.packets)
-		FAIL("no RoCEv2 packet found\n");
+		T_FAIL("no RoCEv2 packet found");
 	/* 2^-15 per corruption is the design; far more means a bug. */
 	if (all.collisions > all.corruptions / 4096 + 3)
-		FAIL("too many no-id collisions\n");
-	if (failures) {
-		fprintf(stderr, "%d failures\n", failures);
-		return 1;
-	}
-	return 0;
+		T_FAIL("too many no-id collisions");
+	t_pass();
 }

@@ -10,30 +10,6 @@
 #include "common/msg.h"
 #include "tests/unit/t_proto.h"
 
-static void raw_send(int fd, const void *buf, size_t len, const int *fds,
-		     int nfds)
-{
-	union {
-		char b[CMSG_SPACE(sizeof(int) * 300)];
-		struct cmsghdr a;
-	} ctl;
-	struct iovec iov = { (void *)buf, len };
-	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
-
-	if (nfds) {
-		struct cmsghdr *cm;
-
-		m.msg_control = ctl.b;
-		m.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
-		cm = CMSG_FIRSTHDR(&m);
-		cm->cmsg_level = SOL_SOCKET;
-		cm->cmsg_type = SCM_RIGHTS;
-		cm->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
-		memcpy(CMSG_DATA(cm), fds, sizeof(int) * nfds);
-	}
-	T_ASSERT(sendmsg(fd, &m, 0) == (ssize_t)len);
-}
-
 int main(void)
 {
 	int sv[2], fds[SRD_MAX_FDS], nfds, base, n;
@@ -74,20 +50,20 @@ int main(void)
 	for (int i = 0; i < 100; i++)
 		many[i] = p[0];
 	h.len = 0;
-	raw_send(sv[0], &h, sizeof(h), many, 100);
+	t_raw_send(sv[0], &h, sizeof(h), many, 100);
 	T_EQ(srd_msg_recv(sv[1], buf, sizeof(buf), fds, &nfds, SRD_MAX_FDS),
 	     -EMSGSIZE);
 	T_EQ(t_self_fd_count(), base);
 
 	/* Shorter than a header, with an fd. */
-	raw_send(sv[0], "abc", 3, p, 1);
+	t_raw_send(sv[0], "abc", 3, p, 1);
 	T_EQ(srd_msg_recv(sv[1], buf, sizeof(buf), fds, &nfds, SRD_MAX_FDS),
 	     -EBADMSG);
 	T_EQ(t_self_fd_count(), base);
 
 	/* A length field that lies. */
 	h.len = 100;
-	raw_send(sv[0], &h, sizeof(h), p, 1);
+	t_raw_send(sv[0], &h, sizeof(h), p, 1);
 	T_EQ(srd_msg_recv(sv[1], buf, sizeof(buf), fds, &nfds, SRD_MAX_FDS),
 	     -EBADMSG);
 	T_EQ(t_self_fd_count(), base);
@@ -96,7 +72,7 @@ int main(void)
 	memset(buf, 0, sizeof(buf));
 	h.len = 200;
 	memcpy(buf, &h, sizeof(h));
-	raw_send(sv[0], buf, sizeof(h) + 200, p, 1);
+	t_raw_send(sv[0], buf, sizeof(h) + 200, p, 1);
 	T_EQ(srd_msg_recv(sv[1], buf, 64, fds, &nfds, SRD_MAX_FDS), -EMSGSIZE);
 	T_EQ(t_self_fd_count(), base);
 

@@ -14,17 +14,7 @@
 
 #include "daemon/net/icrc.h"
 #include "daemon/transport/pkt.h"
-
-static int failures;
-
-#define CHECK(cond)                                                   \
-	do {                                                          \
-		if (!(cond)) {                                        \
-			fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, \
-				__LINE__, #cond);                     \
-			failures++;                                   \
-		}                                                     \
-	} while (0)
+#include "t_assert.h"
 
 static uint32_t crc_bits(uint32_t crc, const uint8_t *p, size_t len)
 {
@@ -95,10 +85,10 @@ static size_t bth(uint8_t *p, uint8_t op, uint8_t pad, uint32_t qpn, int ackreq,
 
 static void check_frame(const uint8_t *f, size_t len, struct srd_pkt *pkt)
 {
-	CHECK(srd_icrc_check_ipv4(f, f + 20, len - 20) == 0);
-	CHECK(srd_icrc_ipv4(f, f + 20, len - 20) == icrc_definition(f, len));
-	CHECK(srd_pkt_hdr_read(pkt, f + 28, len - 28 - 4) ==
-	      (int)srd_pkt_hdr_len(pkt));
+	T_EQ(srd_icrc_check_ipv4(f, f + 20, len - 20), 0);
+	T_EQ(srd_icrc_ipv4(f, f + 20, len - 20), icrc_definition(f, len));
+	T_EQ(srd_pkt_hdr_read(pkt, f + 28, len - 28 - 4),
+	     (int)srd_pkt_hdr_len(pkt));
 }
 
 /* Our serialization of the parsed values gives rxe's header bytes. */
@@ -107,8 +97,8 @@ static void check_rewrite(const struct srd_pkt *pkt, const uint8_t *t)
 	uint8_t out[64];
 	int n = srd_pkt_hdr_write(pkt, out, sizeof(out));
 
-	CHECK(n == (int)srd_pkt_hdr_len(pkt));
-	CHECK(n > 0 && memcmp(out, t, (size_t)n) == 0);
+	T_EQ(n, (int)srd_pkt_hdr_len(pkt));
+	T_ASSERT(n > 0 && memcmp(out, t, (size_t)n) == 0);
 }
 
 static void flush_request(void)
@@ -123,33 +113,33 @@ static void flush_request(void)
 	n += put(t + n, 0x00007f0012345000ull, 8);
 	n += put(t + n, 0x0004a1b2, 4);
 	n += put(t + n, 4096, 4);
-	CHECK(n == 32);
+	T_EQ(n, 32);
 	len = frame(f, t, n);
 	check_frame(f, len, &pkt);
-	CHECK(pkt.opcode == ROCE_RC_FLUSH);
-	CHECK(srd_pkt_hdr_len(&pkt) == 32);
-	CHECK(pkt.mask & OPF_FLUSH);
-	CHECK((pkt.mask & (OPF_FIRST | OPF_LAST)) == OPF_ONLY);
-	CHECK(!(pkt.mask & OPF_PAYLOAD));
-	CHECK(pkt.feth == 1);
-	CHECK(pkt.reth.va == 0x00007f0012345000ull);
-	CHECK(pkt.reth.rkey == 0x0004a1b2);
-	CHECK(pkt.reth.len == 4096);
-	CHECK(pkt.qpn == 0x123 && pkt.psn == 0xabcd && pkt.ack_req);
-	CHECK(pkt.paylen == 0);
+	T_EQ(pkt.opcode, ROCE_RC_FLUSH);
+	T_EQ(srd_pkt_hdr_len(&pkt), 32);
+	T_ASSERT(pkt.mask & OPF_FLUSH);
+	T_EQ(pkt.mask & (OPF_FIRST | OPF_LAST), OPF_ONLY);
+	T_ASSERT(!(pkt.mask & OPF_PAYLOAD));
+	T_EQ(pkt.feth, 1);
+	T_EQ(pkt.reth.va, 0x00007f0012345000ull);
+	T_EQ(pkt.reth.rkey, 0x0004a1b2);
+	T_EQ(pkt.reth.len, 4096);
+	T_ASSERT(pkt.qpn == 0x123 && pkt.psn == 0xabcd && pkt.ack_req);
+	T_EQ(pkt.paylen, 0);
 	check_rewrite(&pkt, t);
 	/* Whole-MR selectivity, both placement types. */
 	put(t + 12, (1u << 4) | 3u, 4);
 	len = frame(f, t, n);
 	check_frame(f, len, &pkt);
-	CHECK(pkt.feth == 0x13);
-	CHECK(((pkt.feth & ROCE_FETH_SEL_MASK) >> ROCE_FETH_SEL_SHIFT) ==
-	      ROCE_FLUSH_MR);
+	T_EQ(pkt.feth, 0x13);
+	T_EQ((pkt.feth & ROCE_FETH_SEL_MASK) >> ROCE_FETH_SEL_SHIFT,
+	     ROCE_FLUSH_MR);
 	check_rewrite(&pkt, t);
 	/* A payload on a FLUSH is malformed. */
 	memset(t + n, 0, 4);
 	len = frame(f, t, n + 4);
-	CHECK(srd_pkt_hdr_read(&pkt, f + 28, len - 28 - 4) < 0);
+	T_LT(srd_pkt_hdr_read(&pkt, f + 28, len - 28 - 4), 0);
 }
 
 static void atomic_write_request(void)
@@ -163,19 +153,19 @@ static void atomic_write_request(void)
 	n += put(t + n, 0x0000000000201000ull, 8);
 	n += put(t + n, 0x00001c2d, 4);
 	n += put(t + n, 8, 4);
-	CHECK(n == 28);
+	T_EQ(n, 28);
 	memcpy(t + n, value, 8); /* the bytes as the application gave them */
 	len = frame(f, t, n + 8);
 	check_frame(f, len, &pkt);
-	CHECK(pkt.opcode == ROCE_RC_ATOMIC_WRITE);
-	CHECK(srd_pkt_hdr_len(&pkt) == 28);
-	CHECK(pkt.mask & OPF_ATOMIC_WRITE);
-	CHECK(pkt.mask & OPF_PAYLOAD);
-	CHECK(pkt.reth.va == 0x201000 && pkt.reth.rkey == 0x1c2d);
-	CHECK(pkt.reth.len == ROCE_ATOMIC_WRITE_BYTES);
-	CHECK(pkt.paylen == ROCE_ATOMIC_WRITE_BYTES);
-	CHECK(memcmp(f + 28 + 28, value, 8) == 0);
-	CHECK(pkt.psn == 0xfffffe);
+	T_EQ(pkt.opcode, ROCE_RC_ATOMIC_WRITE);
+	T_EQ(srd_pkt_hdr_len(&pkt), 28);
+	T_ASSERT(pkt.mask & OPF_ATOMIC_WRITE);
+	T_ASSERT(pkt.mask & OPF_PAYLOAD);
+	T_ASSERT(pkt.reth.va == 0x201000 && pkt.reth.rkey == 0x1c2d);
+	T_EQ(pkt.reth.len, ROCE_ATOMIC_WRITE_BYTES);
+	T_EQ(pkt.paylen, ROCE_ATOMIC_WRITE_BYTES);
+	T_EQ(memcmp(f + 28 + 28, value, 8), 0);
+	T_EQ(pkt.psn, 0xfffffe);
 	check_rewrite(&pkt, t);
 }
 
@@ -190,13 +180,13 @@ static void read_response_ack(void)
 	n += put(t + n, (0x1fu << 24) | 0x000042, 4);
 	len = frame(f, t, n);
 	check_frame(f, len, &pkt);
-	CHECK(pkt.opcode == ROCE_RC_READ_RESPONSE_ONLY);
-	CHECK(pkt.paylen == 0);
-	CHECK(pkt.aeth.syndrome == 0x1f && pkt.aeth.msn == 0x42);
+	T_EQ(pkt.opcode, ROCE_RC_READ_RESPONSE_ONLY);
+	T_EQ(pkt.paylen, 0);
+	T_ASSERT(pkt.aeth.syndrome == 0x1f && pkt.aeth.msn == 0x42);
 	check_rewrite(&pkt, t);
 	/* A flipped byte fails the ICRC. */
 	f[28 + 13] ^= 0x01;
-	CHECK(srd_icrc_check_ipv4(f, f + 20, len - 20) != 0);
+	T_NE(srd_icrc_check_ipv4(f, f + 20, len - 20), 0);
 }
 
 int main(void)
@@ -204,10 +194,5 @@ int main(void)
 	flush_request();
 	atomic_write_request();
 	read_response_ack();
-	if (failures) {
-		fprintf(stderr, "net_rxe_a19: %d failures\n", failures);
-		return 1;
-	}
-	printf("PASS\n");
-	return 0;
+	t_pass();
 }

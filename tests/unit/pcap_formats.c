@@ -15,22 +15,10 @@
 #include <unistd.h>
 
 #include "daemon/net/pcap.h"
+#include "t_assert.h"
 
-static int failures;
 static char tmpdir[] = "/tmp/srd-pcapf-XXXXXX";
 static char path[4096];
-
-#define FAIL(...)                                      \
-	do {                                           \
-		fprintf(stderr, "FAIL: " __VA_ARGS__); \
-		failures++;                            \
-	} while (0)
-
-#define CHECK(cond, ...)                   \
-	do {                               \
-		if (!(cond))               \
-			FAIL(__VA_ARGS__); \
-	} while (0)
 
 struct hw {
 	FILE *f;
@@ -62,10 +50,8 @@ static struct hw hw_open(int swap, uint32_t magic, uint16_t major,
 {
 	struct hw h = { fopen(path, "wb"), swap };
 
-	if (!h.f) {
-		perror(path);
-		exit(1);
-	}
+	if (!h.f)
+		T_FAIL("%s: %s", path, strerror(errno));
 	put32(&h, magic);
 	put16(&h, major);
 	put16(&h, 4);
@@ -115,13 +101,11 @@ static void link_types(void)
 		fr[13] = 0x00;
 		fr[16] = 0x08;
 		fr[17] = 0x00;
-		CHECK(!read_one(1, swap, 0, fr, 60, &p, &r) &&
-			      r.swapped == swap && !r.nsec &&
-			      p.l3_proto == 0x0800 && p.l3_off == 18 &&
-			      p.ts.tv_sec == 1234567890 &&
-			      p.ts.tv_nsec == 999999000 && p.caplen == 60 &&
-			      p.origlen == 64,
-		      "VLAN Ethernet, swap %d\n", swap);
+		if (read_one(1, swap, 0, fr, 60, &p, &r) || r.swapped != swap ||
+		    r.nsec || p.l3_proto != 0x0800 || p.l3_off != 18 ||
+		    p.ts.tv_sec != 1234567890 || p.ts.tv_nsec != 999999000 ||
+		    p.caplen != 60 || p.origlen != 64)
+			T_FAIL("VLAN Ethernet, swap %d", swap);
 		srd_pcap_close(&r);
 		/* 802.1ad outer tag, 802.1Q inner, IPv6. */
 		fr[12] = 0x88;
@@ -130,51 +114,51 @@ static void link_types(void)
 		fr[17] = 0x00;
 		fr[20] = 0x86;
 		fr[21] = 0xdd;
-		CHECK(!read_one(1, swap, 1, fr, 60, &p, &r) && r.nsec &&
-			      p.l3_proto == 0x86dd && p.l3_off == 22 &&
-			      p.ts.tv_nsec == 999999999,
-		      "QinQ Ethernet, swap %d\n", swap);
+		if (read_one(1, swap, 1, fr, 60, &p, &r) || !r.nsec ||
+		    p.l3_proto != 0x86dd || p.l3_off != 22 ||
+		    p.ts.tv_nsec != 999999999)
+			T_FAIL("QinQ Ethernet, swap %d", swap);
 		srd_pcap_close(&r);
 	}
 
 	memset(fr, 0, sizeof(fr));
 	fr[14] = 0x86; /* Linux cooked v1: protocol at 14 */
 	fr[15] = 0xdd;
-	CHECK(!read_one(113, 0, 0, fr, 40, &p, &r) && p.l3_proto == 0x86dd &&
-		      p.l3_off == 16,
-	      "Linux cooked v1\n");
+	if (read_one(113, 0, 0, fr, 40, &p, &r) || p.l3_proto != 0x86dd ||
+	    p.l3_off != 16)
+		T_FAIL("Linux cooked v1");
 	srd_pcap_close(&r);
 
 	memset(fr, 0, sizeof(fr));
 	fr[0] = 0x08; /* Linux cooked v2: protocol at 0 */
-	CHECK(!read_one(276, 1, 0, fr, 40, &p, &r) && p.l3_proto == 0x0800 &&
-		      p.l3_off == 20,
-	      "Linux cooked v2\n");
+	if (read_one(276, 1, 0, fr, 40, &p, &r) || p.l3_proto != 0x0800 ||
+	    p.l3_off != 20)
+		T_FAIL("Linux cooked v2");
 	srd_pcap_close(&r);
 
 	fr[0] = 0x60;
-	CHECK(!read_one(101, 0, 0, fr, 40, &p, &r) && p.l3_proto == 0x86dd &&
-		      p.l3_off == 0,
-	      "raw IPv6\n");
+	if (read_one(101, 0, 0, fr, 40, &p, &r) || p.l3_proto != 0x86dd ||
+	    p.l3_off != 0)
+		T_FAIL("raw IPv6");
 	srd_pcap_close(&r);
 	fr[0] = 0x45;
-	CHECK(!read_one(101, 0, 0, fr, 40, &p, &r) && p.l3_proto == 0x0800,
-	      "raw IPv4\n");
+	if (read_one(101, 0, 0, fr, 40, &p, &r) || p.l3_proto != 0x0800)
+		T_FAIL("raw IPv4");
 	srd_pcap_close(&r);
-	CHECK(!read_one(228, 0, 0, fr, 40, &p, &r) && p.l3_proto == 0x0800,
-	      "IPv4 link type\n");
+	if (read_one(228, 0, 0, fr, 40, &p, &r) || p.l3_proto != 0x0800)
+		T_FAIL("IPv4 link type");
 	srd_pcap_close(&r);
 	/* FCS length in the upper bits of the link type. */
 	memset(fr, 0, sizeof(fr));
 	fr[12] = 0x08;
-	CHECK(!read_one(0x10000001, 0, 0, fr, 40, &p, &r) && r.linktype == 1 &&
-		      p.l3_proto == 0x0800 && p.l3_off == 14,
-	      "link type with FCS bits\n");
+	if (read_one(0x10000001, 0, 0, fr, 40, &p, &r) || r.linktype != 1 ||
+	    p.l3_proto != 0x0800 || p.l3_off != 14)
+		T_FAIL("link type with FCS bits");
 	srd_pcap_close(&r);
 	/* Unknown link type: packets still read, no network header. */
-	CHECK(!read_one(147, 0, 0, fr, 40, &p, &r) && p.l3_proto == 0 &&
-		      p.caplen == 40,
-	      "unknown link type\n");
+	if (read_one(147, 0, 0, fr, 40, &p, &r) || p.l3_proto != 0 ||
+	    p.caplen != 40)
+		T_FAIL("unknown link type");
 	srd_pcap_close(&r);
 }
 
@@ -184,25 +168,23 @@ static void l3_direct(void)
 	uint16_t proto;
 	uint32_t off;
 
-	CHECK(srd_pcap_l3(1, fr, 13, &proto, &off) == -EPROTO, "short Ethernet "
-							       "frame\n");
-	CHECK(srd_pcap_l3(113, fr, 15, &proto, &off) == -EPROTO, "short cooked "
-								 "frame\n");
-	CHECK(srd_pcap_l3(101, fr, 0, &proto, &off) == -EPROTO, "empty raw "
-								"frame\n");
-	CHECK(srd_pcap_l3(147, fr, 20, &proto, &off) == -EPROTO, "unknown link "
-								 "type\n");
+	if (srd_pcap_l3(1, fr, 13, &proto, &off) != -EPROTO)
+		T_FAIL("short Ethernet frame");
+	if (srd_pcap_l3(113, fr, 15, &proto, &off) != -EPROTO)
+		T_FAIL("short cooked frame");
+	if (srd_pcap_l3(101, fr, 0, &proto, &off) != -EPROTO)
+		T_FAIL("empty raw frame");
+	if (srd_pcap_l3(147, fr, 20, &proto, &off) != -EPROTO)
+		T_FAIL("unknown link type");
 	fr[12] = 0x00; /* an 802.3 length field */
 	fr[13] = 0x40;
-	CHECK(!srd_pcap_l3(1, fr, 20, &proto, &off) && proto == 0, "802.3 "
-								   "length "
-								   "taken for "
-								   "a type\n");
+	if (srd_pcap_l3(1, fr, 20, &proto, &off) || proto != 0)
+		T_FAIL("802.3 length taken for a type");
 	fr[12] = 0x81; /* a VLAN tag cut short stays unresolved */
 	fr[13] = 0x00;
-	CHECK(!srd_pcap_l3(1, fr, 16, &proto, &off) && proto == 0x8100 &&
-		      off == 14,
-	      "cut VLAN tag\n");
+	if (srd_pcap_l3(1, fr, 16, &proto, &off) || proto != 0x8100 ||
+	    off != 14)
+		T_FAIL("cut VLAN tag");
 }
 
 static void damaged(void)
@@ -214,29 +196,32 @@ static void damaged(void)
 	struct hw h;
 	FILE *f;
 
-	CHECK(srd_pcap_open(&r, "/nonexistent/x.pcap") == -ENOENT, "missing "
-								   "file\n");
+	if (srd_pcap_open(&r, "/nonexistent/x.pcap") != -ENOENT)
+		T_FAIL("missing file");
 	f = fopen(path, "wb");
 	fclose(f);
-	CHECK(srd_pcap_open(&r, path) == -EPROTO, "empty file\n");
+	if (srd_pcap_open(&r, path) != -EPROTO)
+		T_FAIL("empty file");
 	f = fopen(path, "wb");
 	fwrite(ng, 1, sizeof(ng), f);
 	fwrite(fr, 1, 24, f);
 	fclose(f);
-	CHECK(srd_pcap_open(&r, path) == -ENOTSUP, "pcapng\n");
+	if (srd_pcap_open(&r, path) != -ENOTSUP)
+		T_FAIL("pcapng");
 	h = hw_open(0, 0x12345678, 2, 1);
 	fclose(h.f);
-	CHECK(srd_pcap_open(&r, path) == -EPROTO, "bad magic\n");
+	if (srd_pcap_open(&r, path) != -EPROTO)
+		T_FAIL("bad magic");
 	h = hw_open(1, 0xa1b2c3d4, 3, 1);
 	fclose(h.f);
-	CHECK(srd_pcap_open(&r, path) == -ENOTSUP, "version 3\n");
+	if (srd_pcap_open(&r, path) != -ENOTSUP)
+		T_FAIL("version 3");
 
 	/* Header only: no packet. */
 	h = hw_open(0, 0xa1b2c3d4, 2, 1);
 	fclose(h.f);
-	CHECK(!srd_pcap_open(&r, path) && srd_pcap_next(&r, &p) == 0, "empty "
-								      "capture"
-								      "\n");
+	if (srd_pcap_open(&r, path) || srd_pcap_next(&r, &p) != 0)
+		T_FAIL("empty capture");
 	srd_pcap_close(&r);
 
 	/* One good record, then one cut in its data. */
@@ -248,9 +233,9 @@ static void damaged(void)
 	put32(&h, 60);
 	fwrite(fr, 1, 30, h.f);
 	fclose(h.f);
-	CHECK(!srd_pcap_open(&r, path) && srd_pcap_next(&r, &p) == 1 &&
-		      p.ts.tv_nsec == 2000 && srd_pcap_next(&r, &p) == -EBADMSG,
-	      "record cut in its data\n");
+	if (srd_pcap_open(&r, path) || srd_pcap_next(&r, &p) != 1 ||
+	    p.ts.tv_nsec != 2000 || srd_pcap_next(&r, &p) != -EBADMSG)
+		T_FAIL("record cut in its data");
 	srd_pcap_close(&r);
 
 	/* A record header cut short. */
@@ -258,9 +243,9 @@ static void damaged(void)
 	hw_rec(&h, 1, 2, fr, 60, 60);
 	put32(&h, 1);
 	fclose(h.f);
-	CHECK(!srd_pcap_open(&r, path) && srd_pcap_next(&r, &p) == 1 &&
-		      srd_pcap_next(&r, &p) == -EBADMSG,
-	      "record header cut\n");
+	if (srd_pcap_open(&r, path) || srd_pcap_next(&r, &p) != 1 ||
+	    srd_pcap_next(&r, &p) != -EBADMSG)
+		T_FAIL("record header cut");
 	srd_pcap_close(&r);
 
 	/* An absurd captured length, and a microsecond field of 10^6. */
@@ -270,14 +255,14 @@ static void damaged(void)
 	put32(&h, SRD_PCAP_MAX_RECORD + 1);
 	put32(&h, 60);
 	fclose(h.f);
-	CHECK(!srd_pcap_open(&r, path) && srd_pcap_next(&r, &p) == -EBADMSG,
-	      "huge record\n");
+	if (srd_pcap_open(&r, path) || srd_pcap_next(&r, &p) != -EBADMSG)
+		T_FAIL("huge record");
 	srd_pcap_close(&r);
 	h = hw_open(0, 0xa1b2c3d4, 2, 1);
 	hw_rec(&h, 1, 1000000, fr, 60, 60);
 	fclose(h.f);
-	CHECK(!srd_pcap_open(&r, path) && srd_pcap_next(&r, &p) == -EBADMSG,
-	      "microseconds out of range\n");
+	if (srd_pcap_open(&r, path) || srd_pcap_next(&r, &p) != -EBADMSG)
+		T_FAIL("microseconds out of range");
 	srd_pcap_close(&r);
 }
 
@@ -290,86 +275,76 @@ static void writer(void)
 	struct srd_pcap_pkt p;
 	int fds[2], fd;
 
-	CHECK(srd_pcap_create(&w, path, SRD_PCAP_LINK_LINUX_SLL, 0) == -EINVAL,
-	      "writer took a link type it cannot write\n");
+	if (srd_pcap_create(&w, path, SRD_PCAP_LINK_LINUX_SLL, 0) != -EINVAL)
+		T_FAIL("writer took a link type it cannot write");
 
 	/* IPv6 into an IPv4-only file, a bad family, a short payload. */
-	CHECK(!srd_pcap_create(&w, path, SRD_PCAP_LINK_IPV4, 0), "create IPv4 "
-								 "file\n");
-	CHECK(srd_pcap_write_roce(&w, NULL, &rc, pl, 16) == -EINVAL, "IPv6 "
-								     "packet "
-								     "in an "
-								     "IPv4 "
-								     "file\n");
+	if (srd_pcap_create(&w, path, SRD_PCAP_LINK_IPV4, 0))
+		T_FAIL("create IPv4 file");
+	if (srd_pcap_write_roce(&w, NULL, &rc, pl, 16) != -EINVAL)
+		T_FAIL("IPv6 packet in an IPv4 file");
 	rc.family = AF_UNIX;
-	CHECK(srd_pcap_write_roce(&w, NULL, &rc, pl, 16) == -EINVAL, "bad "
-								     "family"
-								     "\n");
+	if (srd_pcap_write_roce(&w, NULL, &rc, pl, 16) != -EINVAL)
+		T_FAIL("bad family");
 	rc.family = AF_INET;
-	CHECK(srd_pcap_write_roce(&w, NULL, &rc, pl, 15) == -EINVAL, "payload "
-								     "too "
-								     "short "
-								     "for an "
-								     "ICRC\n");
-	CHECK(!srd_pcap_write_roce(&w, NULL, &rc, pl, 16), "IPv4 packet\n");
-	CHECK(!srd_pcap_close_writer(&w), "close\n");
-	CHECK(!srd_pcap_open(&r, path) && r.linktype == SRD_PCAP_LINK_IPV4 &&
-		      srd_pcap_next(&r, &p) == 1 && p.caplen == 44 &&
-		      p.l3_proto == 0x0800 && srd_pcap_next(&r, &p) == 0,
-	      "IPv4 file read back\n");
+	if (srd_pcap_write_roce(&w, NULL, &rc, pl, 15) != -EINVAL)
+		T_FAIL("payload too short for an ICRC");
+	if (srd_pcap_write_roce(&w, NULL, &rc, pl, 16))
+		T_FAIL("IPv4 packet");
+	if (srd_pcap_close_writer(&w))
+		T_FAIL("close");
+	if (srd_pcap_open(&r, path) || r.linktype != SRD_PCAP_LINK_IPV4 ||
+	    srd_pcap_next(&r, &p) != 1 || p.caplen != 44 ||
+	    p.l3_proto != 0x0800 || srd_pcap_next(&r, &p) != 0)
+		T_FAIL("IPv4 file read back");
 	srd_pcap_close(&r);
 
 	/* The caller's fd stays open and is written through. */
 	fd = open(path, O_RDWR | O_TRUNC);
-	CHECK(fd >= 0 && !srd_pcap_create_fd(&w, fd, SRD_PCAP_LINK_RAW, 0),
-	      "writer on an fd\n");
-	CHECK(!srd_pcap_write(&w, NULL, pl, 20) && !srd_pcap_flush(&w), "write "
-									"and "
-									"flush"
-									"\n");
-	CHECK(pread(fd, hdr, sizeof(hdr), 0) == sizeof(hdr) &&
-		      !memcmp(hdr, "\x4d\x3c\xb2\xa1\x02\x00\x04\x00", 8),
-	      "file header after flush\n");
-	CHECK(!srd_pcap_close_writer(&w) && fcntl(fd, F_GETFD) >= 0, "fd "
-								     "closed "
-								     "by the "
-								     "writer"
-								     "\n");
+	if (fd < 0 || srd_pcap_create_fd(&w, fd, SRD_PCAP_LINK_RAW, 0))
+		T_FAIL("writer on an fd");
+	if (srd_pcap_write(&w, NULL, pl, 20) || srd_pcap_flush(&w))
+		T_FAIL("write and flush");
+	if (pread(fd, hdr, sizeof(hdr), 0) != sizeof(hdr) ||
+	    memcmp(hdr, "\x4d\x3c\xb2\xa1\x02\x00\x04\x00", 8))
+		T_FAIL("file header after flush");
+	if (srd_pcap_close_writer(&w) || fcntl(fd, F_GETFD) < 0)
+		T_FAIL("fd closed by the writer");
 	close(fd);
 
 	/* A write error sticks, and is not a crash (SIGPIPE ignored). */
 	signal(SIGPIPE, SIG_IGN);
-	if (pipe(fds)) {
-		FAIL("pipe\n");
-		return;
-	}
+	if (pipe(fds))
+		T_FAIL("pipe: %s", strerror(errno));
 	close(fds[0]);
-	CHECK(!srd_pcap_create_fd(&w, fds[1], SRD_PCAP_LINK_RAW, 0), "writer "
-								     "on a "
-								     "pipe\n");
-	CHECK(srd_pcap_flush(&w) == -EPIPE, "flush into a closed pipe\n");
-	CHECK(srd_pcap_write(&w, NULL, pl, 20) == -EPIPE, "error not sticky\n");
-	CHECK(srd_pcap_close_writer(&w) == -EPIPE, "close error\n");
+	if (srd_pcap_create_fd(&w, fds[1], SRD_PCAP_LINK_RAW, 0))
+		T_FAIL("writer on a pipe");
+	if (srd_pcap_flush(&w) != -EPIPE)
+		T_FAIL("flush into a closed pipe");
+	if (srd_pcap_write(&w, NULL, pl, 20) != -EPIPE)
+		T_FAIL("error not sticky");
+	if (srd_pcap_close_writer(&w) != -EPIPE)
+		T_FAIL("close error");
 	close(fds[1]);
+}
+
+/* At exit, failed or not. */
+static void remove_tmpdir(void)
+{
+	unlink(path);
+	rmdir(tmpdir);
 }
 
 int main(void)
 {
-	if (!mkdtemp(tmpdir)) {
-		perror("mkdtemp");
-		return 1;
-	}
+	if (!mkdtemp(tmpdir))
+		T_FAIL("mkdtemp: %s", strerror(errno));
+	atexit(remove_tmpdir);
 	snprintf(path, sizeof(path), "%s/t.pcap", tmpdir);
 	link_types();
 	l3_direct();
 	damaged();
 	writer();
-	unlink(path);
-	rmdir(tmpdir);
-	if (failures) {
-		fprintf(stderr, "%d failures\n", failures);
-		return 1;
-	}
 	printf("pcap reader and writer: formats, link types, damage: ok\n");
-	return 0;
+	t_pass();
 }

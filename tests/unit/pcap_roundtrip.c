@@ -10,6 +10,7 @@
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,28 +18,57 @@
 
 #include "daemon/net/icrc.h"
 #include "daemon/net/pcap.h"
+#include "t_assert.h"
 
 #ifndef SRD_RXE_VECTORS_DIR
 #error "SRD_RXE_VECTORS_DIR must name the rxe capture directory"
 #endif
 
-static int failures;
 static char tmpdir[] = "/tmp/srd-pcap-XXXXXX";
-
-#define FAIL(...)                                      \
-	do {                                           \
-		fprintf(stderr, "FAIL: " __VA_ARGS__); \
-		failures++;                            \
-	} while (0)
 
 static void tmp_path(char *buf, size_t sz, const char *name)
 {
 	snprintf(buf, sz, "%s/%s", tmpdir, name);
 }
 
+/* At exit, failed or not: the files written and the directory. */
+static void remove_tmpdir(void)
+{
+	char path[4096];
+	struct dirent *de;
+	DIR *d = opendir(tmpdir);
+
+	while (d && (de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		tmp_path(path, sizeof(path), de->d_name);
+		unlink(path);
+	}
+	if (d)
+		closedir(d);
+	rmdir(tmpdir);
+}
+
 static uint16_t be16(const uint8_t *p)
 {
 	return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+/* The path of the next rxe capture in d; false after the last. */
+static bool next_capture(DIR *d, char *path, size_t size)
+{
+	struct dirent *de;
+
+	while ((de = readdir(d))) {
+		size_t l = strlen(de->d_name);
+
+		if (l >= 6 && !strcmp(de->d_name + l - 5, ".pcap")) {
+			snprintf(path, size, "%s/%s", SRD_RXE_VECTORS_DIR,
+				 de->d_name);
+			return true;
+		}
+	}
+	return false;
 }
 
 struct rec {
@@ -55,85 +85,66 @@ static void copy_rxe(const char *out, unsigned long *count)
 	struct srd_pcap_pkt p, q;
 	struct rec *recs = NULL;
 	size_t n = 0, cap = 0, i;
-	struct dirent *de;
 	char path[4096];
 	DIR *d;
 	int ret;
 
 	*count = 0;
 	d = opendir(SRD_RXE_VECTORS_DIR);
-	if (!d) {
-		FAIL("no rxe captures in %s\n", SRD_RXE_VECTORS_DIR);
-		return;
-	}
-	if (srd_pcap_create(&w, out, SRD_PCAP_LINK_ETHERNET, 0)) {
-		FAIL("create %s\n", out);
-		closedir(d);
-		return;
-	}
-	while ((de = readdir(d))) {
-		size_t l = strlen(de->d_name);
-
-		if (l < 6 || strcmp(de->d_name + l - 5, ".pcap"))
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", SRD_RXE_VECTORS_DIR,
-			 de->d_name);
-		if (srd_pcap_open(&r, path)) {
-			FAIL("open %s\n", path);
-			continue;
-		}
+	if (!d)
+		T_FAIL("no rxe captures in %s", SRD_RXE_VECTORS_DIR);
+	if (srd_pcap_create(&w, out, SRD_PCAP_LINK_ETHERNET, 0))
+		T_FAIL("create %s", out);
+	while (next_capture(d, path, sizeof(path))) {
+		if (srd_pcap_open(&r, path))
+			T_FAIL("open %s", path);
 		if (r.linktype != SRD_PCAP_LINK_ETHERNET)
-			FAIL("%s: link type %u\n", path, r.linktype);
+			T_FAIL("%s: link type %u", path, r.linktype);
 		while ((ret = srd_pcap_next(&r, &p)) == 1) {
 			if (n == cap) {
 				cap = cap ? cap * 2 : 64;
 				recs = realloc(recs, cap * sizeof(*recs));
 				if (!recs)
-					exit(1);
+					T_FAIL("realloc");
 			}
 			recs[n].ts = p.ts;
 			recs[n].caplen = p.caplen;
 			recs[n].origlen = p.origlen;
 			recs[n].data = malloc(p.caplen);
 			if (!recs[n].data)
-				exit(1);
+				T_FAIL("malloc");
 			memcpy(recs[n].data, p.data, p.caplen);
 			if (p.l3_proto != 0x0800 || p.l3_off != 14)
-				FAIL("%s: l3 %04x at %u\n", path, p.l3_proto,
-				     p.l3_off);
+				T_FAIL("%s: l3 %04x at %u", path, p.l3_proto,
+				       p.l3_off);
 			if (srd_pcap_write(&w, &p.ts, p.data, p.caplen))
-				FAIL("write\n");
+				T_FAIL("write");
 			n++;
 		}
 		if (ret)
-			FAIL("%s: read %d\n", path, ret);
+			T_FAIL("%s: read %d", path, ret);
 		srd_pcap_close(&r);
 	}
 	closedir(d);
 	if (srd_pcap_close_writer(&w))
-		FAIL("close %s\n", out);
+		T_FAIL("close %s", out);
 
-	if (srd_pcap_open(&r, out)) {
-		FAIL("reopen %s\n", out);
-		n = 0;
-	} else if (!r.nsec || r.swapped ||
-		   r.linktype != SRD_PCAP_LINK_ETHERNET) {
-		FAIL("written file header\n");
-	}
+	if (srd_pcap_open(&r, out))
+		T_FAIL("reopen %s", out);
+	if (!r.nsec || r.swapped || r.linktype != SRD_PCAP_LINK_ETHERNET)
+		T_FAIL("written file header");
 	for (i = 0; i < n; i++) {
-		if (srd_pcap_next(&r, &q) != 1) {
-			FAIL("record %zu missing\n", i);
-			break;
-		}
+		if (srd_pcap_next(&r, &q) != 1)
+			T_FAIL("record %zu missing", i);
 		if (q.ts.tv_sec != recs[i].ts.tv_sec ||
 		    q.ts.tv_nsec != recs[i].ts.tv_nsec ||
 		    q.caplen != recs[i].caplen ||
 		    q.origlen != recs[i].origlen ||
 		    memcmp(q.data, recs[i].data, q.caplen))
-			FAIL("record %zu differs\n", i);
+			T_FAIL("record %zu differs", i);
 	}
 	if (n && srd_pcap_next(&r, &q) != 0)
-		FAIL("records after the last\n");
+		T_FAIL("records after the last");
 	srd_pcap_close(&r);
 	for (i = 0; i < n; i++)
 		free(recs[i].data);
@@ -151,7 +162,6 @@ static void rebuild_rxe(const char *out, unsigned long *count)
 	struct srd_pcap_writer w;
 	struct srd_pcap_reader r, r2;
 	struct srd_pcap_pkt p, q;
-	struct dirent *de;
 	char path[4096];
 	DIR *d;
 
@@ -159,18 +169,9 @@ static void rebuild_rxe(const char *out, unsigned long *count)
 	d = opendir(SRD_RXE_VECTORS_DIR);
 	if (!d)
 		return;
-	if (srd_pcap_create(&w, out, SRD_PCAP_LINK_ETHERNET, 0)) {
-		FAIL("create %s\n", out);
-		closedir(d);
-		return;
-	}
-	while ((de = readdir(d))) {
-		size_t l = strlen(de->d_name);
-
-		if (l < 6 || strcmp(de->d_name + l - 5, ".pcap"))
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", SRD_RXE_VECTORS_DIR,
-			 de->d_name);
+	if (srd_pcap_create(&w, out, SRD_PCAP_LINK_ETHERNET, 0))
+		T_FAIL("create %s", out);
+	while (next_capture(d, path, sizeof(path))) {
 		if (srd_pcap_open(&r, path))
 			continue;
 		while (srd_pcap_next(&r, &p) == 1) {
@@ -186,41 +187,31 @@ static void rebuild_rxe(const char *out, unsigned long *count)
 			rc.ip_id = be16(ip + 4);
 			if (srd_pcap_write_roce(&w, &p.ts, &rc, ip + 28,
 						udp_len - 8))
-				FAIL("write_roce\n");
+				T_FAIL("write_roce");
 			(*count)++;
 		}
 		srd_pcap_close(&r);
 	}
 	closedir(d);
 	if (srd_pcap_close_writer(&w))
-		FAIL("close %s\n", out);
+		T_FAIL("close %s", out);
 
 	/* Compare, in the same directory order. */
-	if (srd_pcap_open(&r2, out)) {
-		FAIL("reopen %s\n", out);
-		return;
-	}
+	if (srd_pcap_open(&r2, out))
+		T_FAIL("reopen %s", out);
 	d = opendir(SRD_RXE_VECTORS_DIR);
-	while (d && (de = readdir(d))) {
-		size_t l = strlen(de->d_name);
-
-		if (l < 6 || strcmp(de->d_name + l - 5, ".pcap"))
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", SRD_RXE_VECTORS_DIR,
-			 de->d_name);
+	while (d && next_capture(d, path, sizeof(path))) {
 		if (srd_pcap_open(&r, path))
 			continue;
 		while (srd_pcap_next(&r, &p) == 1) {
 			size_t iplen = be16(p.data + p.l3_off + 2);
 
-			if (srd_pcap_next(&r2, &q) != 1) {
-				FAIL("rebuilt record missing\n");
-				break;
-			}
+			if (srd_pcap_next(&r2, &q) != 1)
+				T_FAIL("rebuilt record missing");
 			if (q.l3_off != 14 || q.caplen != 14 + iplen ||
 			    memcmp(q.data + 14, p.data + p.l3_off, iplen))
-				FAIL("%s: rebuilt packet differs from rxe's\n",
-				     de->d_name);
+				T_FAIL("%s: rebuilt packet differs from rxe's",
+				       path);
 		}
 		srd_pcap_close(&r);
 	}
@@ -267,10 +258,8 @@ static void write_built(const char *out, uint32_t linktype, unsigned long *n)
 	int fam, i;
 
 	*n = 0;
-	if (srd_pcap_create(&w, out, linktype, 0)) {
-		FAIL("create %s\n", out);
-		return;
-	}
+	if (srd_pcap_create(&w, out, linktype, 0))
+		T_FAIL("create %s", out);
 	for (fam = 0; fam < 2; fam++) {
 		rc.family = fam ? AF_INET6 : AF_INET;
 		memset(rc.saddr, 0, 16);
@@ -306,17 +295,15 @@ static void write_built(const char *out, uint32_t linktype, unsigned long *n)
 			rc.ip_id = (uint16_t)k;
 			ts.tv_nsec += 1000;
 			if (srd_pcap_write_roce(&w, &ts, &rc, pl, len))
-				FAIL("write_roce %d/%d\n", fam, i);
+				T_FAIL("write_roce %d/%d", fam, i);
 			k++;
 		}
 	}
 	if (srd_pcap_close_writer(&w))
-		FAIL("close %s\n", out);
+		T_FAIL("close %s", out);
 
-	if (srd_pcap_open(&r, out)) {
-		FAIL("reopen %s\n", out);
-		return;
-	}
+	if (srd_pcap_open(&r, out))
+		T_FAIL("reopen %s", out);
 	while (srd_pcap_next(&r, &p) == 1) {
 		const uint8_t *ip = p.data + p.l3_off;
 		int v6 = p.l3_proto == 0x86dd;
@@ -326,18 +313,16 @@ static void write_built(const char *out, uint32_t linktype, unsigned long *n)
 
 		if ((p.l3_proto != 0x0800 && !v6) ||
 		    p.caplen != p.l3_off + iplen + udp_len ||
-		    be16(udp + 2) != 4791 || be16(udp) != 49441) {
-			FAIL("built packet %lu: bad framing\n", *n);
-			continue;
-		}
+		    be16(udp + 2) != 4791 || be16(udp) != 49441)
+			T_FAIL("built packet %lu: bad framing", *n);
 		if (v6 ? srd_icrc_check_ipv6(ip, udp, udp_len)
 		       : srd_icrc_check_ipv4(ip, udp, udp_len))
-			FAIL("built packet %lu: ICRC\n", *n);
+			T_FAIL("built packet %lu: ICRC", *n);
 		(*n)++;
 	}
 	srd_pcap_close(&r);
 	if (*n != k)
-		FAIL("%lu built packets read back, %zu written\n", *n, k);
+		T_FAIL("%lu built packets read back, %zu written", *n, k);
 }
 
 /* Records cut at snaplen, and records larger than the write buffer. */
@@ -352,10 +337,8 @@ static void sizes(const char *out)
 
 	for (i = 0; i < sizeof(big); i++)
 		big[i] = (uint8_t)(i * 7 + (i >> 9));
-	if (srd_pcap_create(&w, out, SRD_PCAP_LINK_RAW, 150000)) {
-		FAIL("create %s\n", out);
-		return;
-	}
+	if (srd_pcap_create(&w, out, SRD_PCAP_LINK_RAW, 150000))
+		T_FAIL("create %s", out);
 	iov[0].iov_base = big;
 	iov[0].iov_len = 10;
 	iov[1].iov_base = big + 10;
@@ -365,25 +348,23 @@ static void sizes(const char *out)
 	if (srd_pcap_write(&w, NULL, big, 100000) ||
 	    srd_pcap_writev(&w, NULL, iov, 3) ||
 	    srd_pcap_write(&w, NULL, big, 0))
-		FAIL("write\n");
+		T_FAIL("write");
 	if (srd_pcap_close_writer(&w))
-		FAIL("close\n");
-	if (srd_pcap_open(&r, out)) {
-		FAIL("reopen %s\n", out);
-		return;
-	}
+		T_FAIL("close");
+	if (srd_pcap_open(&r, out))
+		T_FAIL("reopen %s", out);
 	if (r.snaplen != 150000 || r.linktype != SRD_PCAP_LINK_RAW)
-		FAIL("file header snaplen %u link %u\n", r.snaplen, r.linktype);
+		T_FAIL("file header snaplen %u link %u", r.snaplen, r.linktype);
 	if (srd_pcap_next(&r, &p) != 1 || p.caplen != 100000 ||
 	    p.origlen != 100000 || memcmp(p.data, big, 100000))
-		FAIL("100000-byte record\n");
+		T_FAIL("100000-byte record");
 	if (srd_pcap_next(&r, &p) != 1 || p.caplen != 150000 ||
 	    p.origlen != sizeof(big) || memcmp(p.data, big, 150000))
-		FAIL("record cut at snaplen\n");
+		T_FAIL("record cut at snaplen");
 	if (srd_pcap_next(&r, &p) != 1 || p.caplen != 0 || p.origlen != 0)
-		FAIL("empty record\n");
+		T_FAIL("empty record");
 	if (srd_pcap_next(&r, &p) != 0)
-		FAIL("no end of file\n");
+		T_FAIL("no end of file");
 	srd_pcap_close(&r);
 }
 
@@ -422,10 +403,8 @@ static void tshark_check(const char *tshark, const char *file,
 		 "2>/dev/null",
 		 tshark, file);
 	f = popen(cmd, "r");
-	if (!f) {
-		FAIL("popen tshark\n");
-		return;
-	}
+	if (!f)
+		T_FAIL("popen tshark");
 	while (fgets(line, sizeof(line), f)) {
 		char *bar = strchr(line, '|');
 
@@ -438,10 +417,10 @@ static void tshark_check(const char *tshark, const char *file,
 				line);
 	}
 	if (pclose(f))
-		FAIL("tshark failed on %s\n", file);
+		T_FAIL("tshark failed on %s", file);
 	if (n != want || roce != want)
-		FAIL("tshark: %s: %lu packets, %lu clean RoCE, %lu written\n",
-		     file, n, roce, want);
+		T_FAIL("tshark: %s: %lu packets, %lu clean RoCE, %lu written",
+		       file, n, roce, want);
 	else
 		printf("tshark: %s: %lu packets, all RoCE, checksums good, no "
 		       "warning\n",
@@ -454,10 +433,9 @@ int main(void)
 	unsigned long ncopy, nrebuilt, neth, nraw;
 	const char *tshark;
 
-	if (!mkdtemp(tmpdir)) {
-		perror("mkdtemp");
-		return 1;
-	}
+	if (!mkdtemp(tmpdir))
+		T_FAIL("mkdtemp: %s", strerror(errno));
+	atexit(remove_tmpdir);
 	tmp_path(copy, sizeof(copy), "copy.pcap");
 	tmp_path(rebuilt, sizeof(rebuilt), "rebuilt.pcap");
 	tmp_path(eth, sizeof(eth), "built-eth.pcap");
@@ -486,15 +464,5 @@ int main(void)
 		tshark_check(tshark, raw, nraw);
 	}
 
-	unlink(copy);
-	unlink(rebuilt);
-	unlink(eth);
-	unlink(raw);
-	unlink(big);
-	rmdir(tmpdir);
-	if (failures) {
-		fprintf(stderr, "%d failures\n", failures);
-		return 1;
-	}
-	return 0;
+	t_pass();
 }

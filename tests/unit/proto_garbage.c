@@ -35,30 +35,6 @@ static void rnd_fill(void *p, size_t n)
 		((uint8_t *)p)[i] = rnd();
 }
 
-static void raw_send(int fd, const void *buf, size_t len, const int *fds,
-		     int nfds)
-{
-	union {
-		char b[CMSG_SPACE(sizeof(int) * SRD_MAX_FDS)];
-		struct cmsghdr a;
-	} ctl;
-	struct iovec iov = { (void *)buf, len };
-	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
-
-	if (nfds) {
-		struct cmsghdr *cm;
-
-		m.msg_control = ctl.b;
-		m.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
-		cm = CMSG_FIRSTHDR(&m);
-		cm->cmsg_level = SOL_SOCKET;
-		cm->cmsg_type = SCM_RIGHTS;
-		cm->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
-		memcpy(CMSG_DATA(cm), fds, sizeof(int) * nfds);
-	}
-	T_ASSERT(sendmsg(fd, &m, MSG_NOSIGNAL) == (ssize_t)len);
-}
-
 /* The reply to a raw message: its status, or 1 if the daemon hung up. */
 static int raw_reply(int fd)
 {
@@ -96,23 +72,23 @@ static void framing(int fd, int pipefds[2])
 	/* Shorter than a header, with and without fds. */
 	for (int n = 1; n < (int)sizeof(h); n++) {
 		rnd_fill(buf, n);
-		raw_send(fd, buf, n, pipefds, n & 1 ? 2 : 0);
+		t_raw_send(fd, buf, n, pipefds, n & 1 ? 2 : 0);
 		T_EQ(raw_reply(fd), -EINVAL);
 	}
 	/* Lengths that lie. */
 	h.op = SRD_CMD_ALLOC_PD;
 	h.len = 1u << 31;
-	raw_send(fd, &h, sizeof(h), pipefds, 1);
+	t_raw_send(fd, &h, sizeof(h), pipefds, 1);
 	T_EQ(raw_reply(fd), -EINVAL);
 	h.len = 8;
 	memset(buf, 0, sizeof(buf));
 	memcpy(buf, &h, sizeof(h));
-	raw_send(fd, buf, sizeof(h) + 4, NULL, 0);
+	t_raw_send(fd, buf, sizeof(h) + 4, NULL, 0);
 	T_EQ(raw_reply(fd), -EINVAL);
 	/* Larger than any message, fds attached. */
 	h.len = sizeof(buf) - sizeof(h);
 	memcpy(buf, &h, sizeof(h));
-	raw_send(fd, buf, sizeof(buf), pipefds, 2);
+	t_raw_send(fd, buf, sizeof(buf), pipefds, 2);
 	T_EQ(raw_reply(fd), -EINVAL);
 	/* Unknown ops. */
 	h.len = 0;
@@ -120,17 +96,17 @@ static void framing(int fd, int pipefds[2])
 		uint32_t ops[] = { 0, SRD_CMD__MAX, 0x7fffffff, 0xffffffff };
 
 		h.op = ops[op];
-		raw_send(fd, &h, sizeof(h), pipefds, 1);
+		t_raw_send(fd, &h, sizeof(h), pipefds, 1);
 		T_EQ(raw_reply(fd), -EOPNOTSUPP);
 	}
 	/* Fds with ops that take none, and too many for REG_MR. */
 	for (int i = 0; i < SRD_MAX_FDS; i++)
 		many[i] = pipefds[i & 1];
 	h.op = SRD_CMD_ALLOC_PD;
-	raw_send(fd, &h, sizeof(h), many, SRD_MAX_FDS);
+	t_raw_send(fd, &h, sizeof(h), many, SRD_MAX_FDS);
 	T_EQ(raw_reply(fd), -EINVAL);
 	h.op = SRD_CMD_QUERY_DEVICE;
-	raw_send(fd, &h, sizeof(h), many, 3);
+	t_raw_send(fd, &h, sizeof(h), many, 3);
 	T_EQ(raw_reply(fd), -EINVAL);
 	/* The wrong size for fixed-size requests. */
 	for (uint32_t op = SRD_CMD_QUERY_PORT; op < SRD_CMD__MAX; op++) {
@@ -138,7 +114,7 @@ static void framing(int fd, int pipefds[2])
 		h.len = 3;
 		memset(buf, 0xff, sizeof(buf));
 		memcpy(buf, &h, sizeof(h));
-		raw_send(fd, buf, sizeof(h) + 3, pipefds, 1);
+		t_raw_send(fd, buf, sizeof(h) + 3, pipefds, 1);
 		T_EQ(raw_reply(fd), -EINVAL);
 	}
 }
@@ -188,7 +164,7 @@ static void random_ops(int fd, int pipefds[2], int rounds)
 		}
 		h.len = len;
 		memcpy(buf, &h, sizeof(h));
-		raw_send(fd, buf, sizeof(h) + len, pipefds, rnd() % 3 == 0);
+		t_raw_send(fd, buf, sizeof(h) + len, pipefds, rnd() % 3 == 0);
 		T_ASSERT(raw_reply(fd) <= 0);
 	}
 }
@@ -320,7 +296,7 @@ int main(void)
 
 		T_ASSERT(c >= 0);
 		rnd_fill(buf, n);
-		raw_send(c, buf, n, pipefds, rnd() % 2);
+		t_raw_send(c, buf, n, pipefds, rnd() % 2);
 		T_ASSERT(raw_reply(c) <= 1);
 		close(c);
 	}

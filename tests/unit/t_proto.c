@@ -81,6 +81,30 @@ int t_connect(const char *name)
 	return fd;
 }
 
+void t_raw_send(int fd, const void *buf, size_t len, const int *fds, int nfds)
+{
+	union {
+		char b[CMSG_SPACE(sizeof(int) * T_RAW_MAX_FDS)];
+		struct cmsghdr a;
+	} ctl;
+	struct iovec iov = { (void *)buf, len };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
+
+	T_ASSERT(nfds >= 0 && nfds <= T_RAW_MAX_FDS);
+	if (nfds) {
+		struct cmsghdr *cm;
+
+		m.msg_control = ctl.b;
+		m.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
+		cm = CMSG_FIRSTHDR(&m);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
+		memcpy(CMSG_DATA(cm), fds, sizeof(int) * nfds);
+	}
+	T_EQ(sendmsg(fd, &m, MSG_NOSIGNAL), (ssize_t)len);
+}
+
 int t_cmd(int fd, uint32_t op, const void *req, uint32_t len, const int *fds,
 	  int nfds, void *rep, uint32_t repsz, uint32_t *replen, int *rfds,
 	  int *nrfds)

@@ -36,6 +36,12 @@ int t_cmd(int fd, uint32_t op, const void *req, uint32_t len, const int *fds,
 	  int nfds, void *rep, uint32_t repsz, uint32_t *replen, int *rfds,
 	  int *nrfds);
 
+/* One sendmsg of len bytes with nfds (up to T_RAW_MAX_FDS) descriptors,
+ * bypassing the framing: for malformed messages.  Fails the test unless
+ * all of it went. */
+#define T_RAW_MAX_FDS 300
+void t_raw_send(int fd, const void *buf, size_t len, const int *fds, int nfds);
+
 /* A connected client with an opened device. */
 struct t_client {
 	int fd;

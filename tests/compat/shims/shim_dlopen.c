@@ -15,17 +15,7 @@
 #include <string.h>
 #include <sys/types.h>
 
-static int failures;
-
-#define CHECK(cond, ...)                                                     \
-	do {                                                                 \
-		if (!(cond)) {                                               \
-			fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-			fprintf(stderr, __VA_ARGS__);                        \
-			fputc('\n', stderr);                                 \
-			failures++;                                          \
-		}                                                            \
-	} while (0)
+#include "t_assert.h"
 
 typedef bool (*is_supported_fn)(void *device);
 typedef void *(*open_device_fn)(void *device, void *attr);
@@ -44,7 +34,8 @@ static void *lookup(void *h, const char *name, const char *version)
 {
 	void *p = dlvsym(h, name, version);
 
-	CHECK(p != NULL, "%s@%s not found: %s", name, version, dlerror());
+	if (p == NULL)
+		T_FAIL("%s@%s not found: %s", name, version, dlerror());
 	return p;
 }
 
@@ -62,72 +53,60 @@ static void check_mlx5(const char *path)
 	void *p;
 	int ret;
 
-	CHECK(h != NULL, "dlopen %s: %s", path, dlerror());
-	if (!h)
-		return;
+	if (h == NULL)
+		T_FAIL("dlopen %s: %s", path, dlerror());
 
 	is_supported =
 		(is_supported_fn)lookup(h, "mlx5dv_is_supported", "MLX5_1.8");
-	if (is_supported)
-		CHECK(!is_supported(attr), "mlx5dv_is_supported() is true");
+	if (is_supported(attr))
+		T_FAIL("mlx5dv_is_supported() is true");
 
 	open_device =
 		(open_device_fn)lookup(h, "mlx5dv_open_device", "MLX5_1.7");
-	if (open_device) {
-		errno = 0;
-		p = open_device(attr, NULL);
-		CHECK(p == NULL && errno == EOPNOTSUPP,
-		      "mlx5dv_open_device: %p, errno %d", p, errno);
-	}
+	errno = 0;
+	p = open_device(attr, NULL);
+	if (p != NULL || errno != EOPNOTSUPP)
+		T_FAIL("mlx5dv_open_device: %p, errno %d", p, errno);
 
 	query_device = (query_fn)lookup(h, "mlx5dv_query_device", "MLX5_1.0");
-	if (query_device) {
-		ret = query_device(attr, attr);
-		CHECK(ret == EOPNOTSUPP, "mlx5dv_query_device: %d", ret);
-	}
+	ret = query_device(attr, attr);
+	if (ret != EOPNOTSUPP)
+		T_FAIL("mlx5dv_query_device: %d", ret);
 
 	/* both versions of mlx5dv_init_obj, and the default one */
 	init_obj = (init_obj_fn)lookup(h, "mlx5dv_init_obj", "MLX5_1.0");
-	if (init_obj)
-		CHECK(init_obj(attr, 1) == EOPNOTSUPP, "init_obj@MLX5_1.0");
+	if (init_obj(attr, 1) != EOPNOTSUPP)
+		T_FAIL("init_obj@MLX5_1.0");
 	init_obj = (init_obj_fn)lookup(h, "mlx5dv_init_obj", "MLX5_1.2");
-	if (init_obj)
-		CHECK(init_obj(attr, 1) == EOPNOTSUPP, "init_obj@MLX5_1.2");
-	CHECK(dlsym(h, "mlx5dv_init_obj") ==
-		      dlvsym(h, "mlx5dv_init_obj", "MLX5_1.2"),
-	      "mlx5dv_init_obj does not default to MLX5_1.2");
+	if (init_obj(attr, 1) != EOPNOTSUPP)
+		T_FAIL("init_obj@MLX5_1.2");
+	if (dlsym(h, "mlx5dv_init_obj") !=
+	    dlvsym(h, "mlx5dv_init_obj", "MLX5_1.2"))
+		T_FAIL("mlx5dv_init_obj does not default to MLX5_1.2");
 
 	p = lookup(h, "mlx5dv_create_qp", "MLX5_1.3");
-	if (p) {
-		errno = 0;
-		p = ((create_qp_fn)p)(attr, attr, attr);
-		CHECK(p == NULL && errno == EOPNOTSUPP,
-		      "mlx5dv_create_qp: %p, errno %d", p, errno);
-	}
+	errno = 0;
+	p = ((create_qp_fn)p)(attr, attr, attr);
+	if (p != NULL || errno != EOPNOTSUPP)
+		T_FAIL("mlx5dv_create_qp: %p, errno %d", p, errno);
 
 	/* the functions whose convention is not a positive errno */
 	cancel = (cancel_fn)lookup(h, "mlx5dv_qp_cancel_posted_send_wrs",
 				   "MLX5_1.20");
-	if (cancel)
-		CHECK(cancel(attr, 1) == -EOPNOTSUPP, "mlx5dv_qp_cancel_posted_"
-						      "send_wrs");
+	if (cancel(attr, 1) != -EOPNOTSUPP)
+		T_FAIL("mlx5dv_qp_cancel_posted_send_wrs");
 	get_event =
 		(get_event_fn)lookup(h, "mlx5dv_devx_get_event", "MLX5_1.11");
-	if (get_event) {
-		errno = 0;
-		CHECK(get_event(attr, attr, sizeof(attr)) == -1 &&
-			      errno == EOPNOTSUPP,
-		      "mlx5dv_devx_get_event");
-	}
+	errno = 0;
+	if (get_event(attr, attr, sizeof(attr)) != -1 || errno != EOPNOTSUPP)
+		T_FAIL("mlx5dv_devx_get_event");
 	destroy = (destroy_fn)lookup(h, "mlx5dv_devx_destroy_event_channel",
 				     "MLX5_1.11");
-	if (destroy)
-		destroy(NULL);
+	destroy(NULL);
 
 	/* not an export of rdma-core: the internal name stays hidden */
-	CHECK(dlsym(h, "mlx5dv_init_obj_v1_0") == NULL, "internal alias "
-							"mlx5dv_init_obj_v1_0 "
-							"is exported");
+	if (dlsym(h, "mlx5dv_init_obj_v1_0") != NULL)
+		T_FAIL("internal alias mlx5dv_init_obj_v1_0 is exported");
 	dlclose(h);
 }
 
@@ -140,46 +119,32 @@ static void check_efa(const char *path)
 	void *p;
 	int ret;
 
-	CHECK(h != NULL, "dlopen %s: %s", path, dlerror());
-	if (!h)
-		return;
+	if (h == NULL)
+		T_FAIL("dlopen %s: %s", path, dlerror());
 
 	query_device = (efa_query_fn)lookup(h, "efadv_query_device", "EFA_1.1");
-	if (query_device) {
-		ret = query_device(attr, attr, sizeof(attr));
-		CHECK(ret == EOPNOTSUPP, "efadv_query_device: %d", ret);
-	}
+	ret = query_device(attr, attr, sizeof(attr));
+	if (ret != EOPNOTSUPP)
+		T_FAIL("efadv_query_device: %d", ret);
 	create_qp =
 		(efa_create_qp_fn)lookup(h, "efadv_create_qp_ex", "EFA_1.1");
-	if (create_qp) {
-		errno = 0;
-		p = create_qp(attr, attr, attr, sizeof(attr));
-		CHECK(p == NULL && errno == EOPNOTSUPP,
-		      "efadv_create_qp_ex: %p, errno %d", p, errno);
-	}
+	errno = 0;
+	p = create_qp(attr, attr, attr, sizeof(attr));
+	if (p != NULL || errno != EOPNOTSUPP)
+		T_FAIL("efadv_create_qp_ex: %p, errno %d", p, errno);
 	p = lookup(h, "efadv_cq_from_ibv_cq_ex", "EFA_1.2");
-	if (p) {
-		errno = 0;
-		p = ((cq_from_fn)p)(attr);
-		CHECK(p == NULL && errno == EOPNOTSUPP,
-		      "efadv_cq_from_ibv_cq_ex: %p, errno %d", p, errno);
-	}
+	errno = 0;
+	p = ((cq_from_fn)p)(attr);
+	if (p != NULL || errno != EOPNOTSUPP)
+		T_FAIL("efadv_cq_from_ibv_cq_ex: %p, errno %d", p, errno);
 	dlclose(h);
 }
 
 int main(int argc, char **argv)
 {
-	if (argc != 3) {
-		fprintf(stderr, "usage: %s libmlx5.so.1 libefa.so.1\n",
-			argv[0]);
-		return 1;
-	}
+	if (argc != 3)
+		T_FAIL("usage: %s libmlx5.so.1 libefa.so.1", argv[0]);
 	check_mlx5(argv[1]);
 	check_efa(argv[2]);
-	if (failures) {
-		fprintf(stderr, "shim_dlopen: %d failures\n", failures);
-		return 1;
-	}
-	printf("shim_dlopen: ok\n");
-	return 0;
+	t_pass();
 }

@@ -25,20 +25,10 @@
 #include <infiniband/softrdma_inline_list.h>
 #include <infiniband/verbs.h>
 
+#include "t_assert.h"
+
 #define LIST_NAME(n) #n,
 static const char *const inline_names[] = { SOFTRDMA_INLINE_VERBS(LIST_NAME) };
-
-static int fails;
-
-#define CHECK(cond, ...)                                                     \
-	do {                                                                 \
-		if (!(cond)) {                                               \
-			fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-			fprintf(stderr, __VA_ARGS__);                        \
-			fputc('\n', stderr);                                 \
-			fails++;                                             \
-		}                                                            \
-	} while (0)
 
 /* True when /proc/<pid>/cmdline has "--socket" followed by exactly @name. */
 static int runs_socket(const char *pid, const char *name)
@@ -101,7 +91,8 @@ static void *sym(void *h, const char *name)
 {
 	void *p = dlsym(h, name);
 
-	CHECK(p, "dlsym(%s): %s", name, dlerror());
+	if (!p)
+		T_FAIL("dlsym(%s): %s", name, dlerror());
 	return p;
 }
 
@@ -139,86 +130,85 @@ static void exercise(void *h)
 	poll_cq = SYM(h, ibv_poll_cq);
 	req_notify = SYM(h, ibv_req_notify_cq);
 	query_port = SYM(h, ___ibv_query_port);
-	if (fails)
-		return;
 
 	list = get_list(&num);
-	CHECK(list && num > 0, "ibv_get_device_list: %d devices (%s)", num,
-	      list ? "no device" : strerror(errno));
-	if (!list || num <= 0) {
-		if (list)
-			free_list(list);
-		return;
-	}
+	if (!list || num <= 0)
+		T_FAIL("ibv_get_device_list: %d devices (%s)", num,
+		       list ? "no device" : strerror(errno));
 	printf("inline_dlsym: device %s\n", dev_name(list[0]));
 	ctx = open_dev(list[0]);
-	CHECK(ctx, "ibv_open_device: %s", strerror(errno));
 	if (!ctx)
-		goto out_list;
+		T_FAIL("ibv_open_device: %s", strerror(errno));
 
 	memset(&attr, 0xa5, sizeof(attr));
 	ret = query_port(ctx, 1, &attr);
-	CHECK(ret == 0, "ibv_query_port: %d", ret);
-	CHECK(ret || attr.state == IBV_PORT_ACTIVE,
-	      "ibv_query_port: state %d, expected ACTIVE", (int)attr.state);
+	if (ret)
+		T_FAIL("ibv_query_port: %d", ret);
+	if (attr.state != IBV_PORT_ACTIVE)
+		T_FAIL("ibv_query_port: state %d, expected ACTIVE",
+		       (int)attr.state);
 
 	pd = alloc_pd(ctx);
-	CHECK(pd, "ibv_alloc_pd: %s", strerror(errno));
+	if (!pd)
+		T_FAIL("ibv_alloc_pd: %s", strerror(errno));
 	cq = create_cq(ctx, 16, NULL, NULL, 0);
-	CHECK(cq, "ibv_create_cq: %s", strerror(errno));
-	if (cq) {
-		ret = poll_cq(cq, 4, wc);
-		CHECK(ret == 0, "ibv_poll_cq on an empty CQ: %d", ret);
-		ret = req_notify(cq, 0);
-		CHECK(ret == 0, "ibv_req_notify_cq: %d", ret);
-		ret = poll_cq(cq, 4, wc);
-		CHECK(ret == 0, "ibv_poll_cq after notify: %d", ret);
-		CHECK(destroy_cq(cq) == 0, "ibv_destroy_cq");
-	}
-	if (pd)
-		CHECK(dealloc_pd(pd) == 0, "ibv_dealloc_pd");
-	CHECK(close_dev(ctx) == 0, "ibv_close_device");
-out_list:
+	if (!cq)
+		T_FAIL("ibv_create_cq: %s", strerror(errno));
+	ret = poll_cq(cq, 4, wc);
+	if (ret)
+		T_FAIL("ibv_poll_cq on an empty CQ: %d", ret);
+	ret = req_notify(cq, 0);
+	if (ret)
+		T_FAIL("ibv_req_notify_cq: %d", ret);
+	ret = poll_cq(cq, 4, wc);
+	if (ret)
+		T_FAIL("ibv_poll_cq after notify: %d", ret);
+	if (destroy_cq(cq))
+		T_FAIL("ibv_destroy_cq");
+	if (dealloc_pd(pd))
+		T_FAIL("ibv_dealloc_pd");
+	if (close_dev(ctx))
+		T_FAIL("ibv_close_device");
 	free_list(list);
+}
+
+static char sockname[64];
+
+/* At exit, failed or not: the daemon the library started. */
+static void stop_at_exit(void)
+{
+	printf("inline_dlsym: stopped %d daemon(s) on %s\n",
+	       stop_daemon(sockname), sockname);
 }
 
 int main(int argc, char **argv)
 {
 	size_t i, n = sizeof(inline_names) / sizeof(inline_names[0]);
-	char sockname[64];
 	void *h;
 
-	if (argc != 3) {
-		fprintf(stderr, "usage: %s LIBIBVERBS SOFTRDMAD\n", argv[0]);
-		return 1;
-	}
-	if (access(argv[1], F_OK) || access(argv[2], X_OK)) {
-		printf("inline_dlsym: %s or %s missing, skipping\n", argv[1],
-		       argv[2]);
-		return 77;
-	}
-	CHECK(n == SOFTRDMA_INLINE_VERBS_COUNT, "list has %zu names, count %d",
-	      n, SOFTRDMA_INLINE_VERBS_COUNT);
+	if (argc != 3)
+		T_FAIL("usage: %s LIBIBVERBS SOFTRDMAD", argv[0]);
+	if (access(argv[1], F_OK) || access(argv[2], X_OK))
+		t_skip("%s or %s missing", argv[1], argv[2]);
+	if (n != SOFTRDMA_INLINE_VERBS_COUNT)
+		T_FAIL("list has %zu names, count %d", n,
+		       SOFTRDMA_INLINE_VERBS_COUNT);
 
 	snprintf(sockname, sizeof(sockname), "softrdma-inline-dlsym-%d",
 		 (int)getpid());
 	setenv("SOFTRDMAD", argv[2], 1);
 	setenv("SOFTRDMA_SOCKET", sockname, 1);
+	atexit(stop_at_exit);
 
 	h = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
-	if (!h) {
-		fprintf(stderr, "FAIL dlopen(%s): %s\n", argv[1], dlerror());
-		return 1;
-	}
+	if (!h)
+		T_FAIL("dlopen(%s): %s", argv[1], dlerror());
 	for (i = 0; i < n; i++)
-		CHECK(dlsym(h, inline_names[i]), "%s not exported: %s",
-		      inline_names[i], dlerror());
-	printf("inline_dlsym: %zu inline verbs looked up, %d missing\n", n,
-	       fails);
+		if (!dlsym(h, inline_names[i]))
+			T_FAIL("%s not exported: %s", inline_names[i],
+			       dlerror());
+	printf("inline_dlsym: %zu inline verbs looked up\n", n);
 
 	exercise(h);
-	printf("inline_dlsym: stopped %d daemon(s) on %s\n",
-	       stop_daemon(sockname), sockname);
-	dlclose(h);
-	return fails ? 1 : 0;
+	t_pass();
 }

@@ -6,19 +6,6 @@
  */
 #include "t_admin.h"
 
-static void expect(int line, struct t_run *r, int status, const char *msg)
-{
-	if (r->status != status)
-		t_fail_at(__FILE__, line, "exit %d, expected %d; stderr:\n%s",
-			  r->status, status, r->err);
-	if (!strstr(r->err, msg))
-		t_fail_at(__FILE__, line, "stderr lacks \"%s\":\n%s", msg,
-			  r->err);
-	if (r->out[0])
-		t_fail_at(__FILE__, line, "output on stdout:\n%s", r->out);
-}
-#define EXPECT(r, st, msg) expect(__LINE__, r, st, msg)
-
 int main(void)
 {
 	static struct t_run r;
@@ -33,50 +20,50 @@ int main(void)
 	t_cli(&r, "--bogus", NULL);
 	T_EQ(r.status, 2);
 	t_cli(&r, "frobnicate", NULL);
-	EXPECT(&r, 2, "unknown object \"frobnicate\"");
+	T_REFUSED(&r, 2, "unknown object \"frobnicate\"");
 	t_cli(&r, "link", "frob", NULL);
-	EXPECT(&r, 2, "link: unknown command \"frob\"");
+	T_REFUSED(&r, 2, "link: unknown command \"frob\"");
 	t_cli(&r, "link", "add", NULL);
-	EXPECT(&r, 2, "link add: missing device name");
+	T_REFUSED(&r, 2, "link add: missing device name");
 	t_cli(&r, "link", "add", "x", NULL);
-	EXPECT(&r, 2, "missing \"netdev IFACE\"");
+	T_REFUSED(&r, 2, "missing \"netdev IFACE\"");
 	t_cli(&r, "link", "add", "x", "netdev", NULL);
-	EXPECT(&r, 2, "\"netdev\" needs a value");
+	T_REFUSED(&r, 2, "\"netdev\" needs a value");
 	t_cli(&r, "link", "add", "x", "type", "mlx5", "netdev", "lo", NULL);
-	EXPECT(&r, 2, "unknown type \"mlx5\"");
+	T_REFUSED(&r, 2, "unknown type \"mlx5\"");
 	t_cli(&r, "link", "add", "x", "color", "red", NULL);
-	EXPECT(&r, 2, "unknown keyword \"color\"");
+	T_REFUSED(&r, 2, "unknown keyword \"color\"");
 	t_cli(&r, "link", "delete", NULL);
-	EXPECT(&r, 2, "missing device name");
+	T_REFUSED(&r, 2, "missing device name");
 	t_cli(&r, "resource", "show", "widgets", NULL);
-	EXPECT(&r, 2, "unknown object \"widgets\"");
+	T_REFUSED(&r, 2, "unknown object \"widgets\"");
 	t_cli(&r, "resource", "show", "qp", "lqpn", "many", NULL);
-	EXPECT(&r, 2, "bad lqpn \"many\"");
+	T_REFUSED(&r, 2, "bad lqpn \"many\"");
 	t_cli(&r, "statistic", "show", "qp", "abc", NULL);
-	EXPECT(&r, 2, "bad QPN \"abc\"");
+	T_REFUSED(&r, 2, "bad QPN \"abc\"");
 	t_cli(&r, "statistic", "show", "link", NULL);
-	EXPECT(&r, 2, "expected \"link DEV\"");
+	T_REFUSED(&r, 2, "expected \"link DEV\"");
 
 	/* Commands the daemon refuses. */
 	t_cli(&r, "link", "add", "x", "netdev", "nosuchif0", NULL);
-	EXPECT(&r, 1, "no network interface \"nosuchif0\"");
+	T_REFUSED(&r, 1, "no network interface \"nosuchif0\"");
 	t_cli(&r, "link", "add", "bad/name", "netdev", "lo", NULL);
-	EXPECT(&r, 1, "bad device name \"bad/name\"");
+	T_REFUSED(&r, 1, "bad device name \"bad/name\"");
 	t_cli(&r, "link", "delete", "nosuchdev", NULL);
-	EXPECT(&r, 1, "no device \"nosuchdev\"");
+	T_REFUSED(&r, 1, "no device \"nosuchdev\"");
 	t_cli(&r, "link", "show", "nosuchdev", NULL);
-	EXPECT(&r, 1, "no device \"nosuchdev\"");
+	T_REFUSED(&r, 1, "no device \"nosuchdev\"");
 	t_cli(&r, "link", "show", "softrdma0/2", NULL);
-	EXPECT(&r, 1, "no port \"2\"");
+	T_REFUSED(&r, 1, "no port \"2\"");
 	t_cli(&r, "statistic", "show", "qp", "4000000", NULL);
-	EXPECT(&r, 1, "no QP 4000000");
+	T_REFUSED(&r, 1, "no QP 4000000");
 	t_cli(&r, "resource", "show", "qp", "link", "nosuchdev", NULL);
-	EXPECT(&r, 1, "no device \"nosuchdev\"");
+	T_REFUSED(&r, 1, "no device \"nosuchdev\"");
 
 	/* No daemon there, and not allowed to start one. */
 	t_cli(&r, "--no-start", "--socket", "srd-nobody-listens-here", "link",
 	      NULL);
-	EXPECT(&r, 1, "cannot reach softrdmad at @srd-nobody-listens-here");
+	T_REFUSED(&r, 1, "cannot reach softrdmad at @srd-nobody-listens-here");
 
 	/* Nothing of that changed the devices. */
 	t_cli(&r, "link", NULL);

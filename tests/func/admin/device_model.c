@@ -13,17 +13,7 @@
 
 #include "common/proto_admin.h"
 #include "daemon/link.h"
-
-static int fails;
-
-#define CHECK(cond)                                                   \
-	do {                                                          \
-		if (!(cond)) {                                        \
-			fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, \
-				__LINE__, #cond);                     \
-			fails++;                                      \
-		}                                                     \
-	} while (0)
+#include "t_assert.h"
 
 static union ibv_gid v4(uint8_t a, uint8_t b, uint8_t c, uint8_t dd)
 {
@@ -70,33 +60,33 @@ static void test_gids(struct srd_daemon *d)
 	struct srd_dev_notifier n = { .fn = on_event };
 
 	device_notifier_add(&n);
-	CHECK(!device_create(d, "gids", "eth9", 0, NULL, 0, &dev));
+	T_ASSERT(!device_create(d, "gids", "eth9", 0, NULL, 0, &dev));
 	/* Not announced yet: notifiers hear nothing. */
-	CHECK(device_set_gids(d, dev, w1, 3, false));
-	CHECK(events[SRD_DEV_GIDS] == 0);
-	CHECK(slot_is(dev, 0, &a) && slot_is(dev, 1, &g6) &&
-	      slot_is(dev, 2, &ll));
-	CHECK(dev->port.gid_count == 3);
+	T_ASSERT(device_set_gids(d, dev, w1, 3, false));
+	T_EQ(events[SRD_DEV_GIDS], 0);
+	T_ASSERT(slot_is(dev, 0, &a) && slot_is(dev, 1, &g6) &&
+		 slot_is(dev, 2, &ll));
+	T_EQ(dev->port.gid_count, 3);
 	device_announce(d, dev);
-	CHECK(events[SRD_DEV_ADDED] == 1);
+	T_EQ(events[SRD_DEV_ADDED], 1);
 	/* Nothing new: no change, no event. */
-	CHECK(!device_set_gids(d, dev, w1, 3, true));
-	CHECK(events[SRD_DEV_GIDS] == 0);
+	T_ASSERT(!device_set_gids(d, dev, w1, 3, true));
+	T_EQ(events[SRD_DEV_GIDS], 0);
 	/* A new address takes the lowest free slot; the rest stay. */
-	CHECK(device_set_gids(d, dev, w2, 4, true));
-	CHECK(events[SRD_DEV_GIDS] == 1);
-	CHECK(slot_is(dev, 0, &a) && slot_is(dev, 1, &g6) &&
-	      slot_is(dev, 2, &ll) && slot_is(dev, 3, &b));
+	T_ASSERT(device_set_gids(d, dev, w2, 4, true));
+	T_EQ(events[SRD_DEV_GIDS], 1);
+	T_ASSERT(slot_is(dev, 0, &a) && slot_is(dev, 1, &g6) &&
+		 slot_is(dev, 2, &ll) && slot_is(dev, 3, &b));
 	/* Removed addresses leave holes. */
-	CHECK(device_set_gids(d, dev, w3, 2, true));
-	CHECK(!dev->port.gid_valid[0] && !dev->port.gid_valid[1]);
-	CHECK(slot_is(dev, 2, &ll) && slot_is(dev, 3, &b));
-	CHECK(dev->port.gid_count == 2);
-	CHECK(!device_gid_valid(dev, 0) && device_gid_valid(dev, 3));
+	T_ASSERT(device_set_gids(d, dev, w3, 2, true));
+	T_ASSERT(!dev->port.gid_valid[0] && !dev->port.gid_valid[1]);
+	T_ASSERT(slot_is(dev, 2, &ll) && slot_is(dev, 3, &b));
+	T_EQ(dev->port.gid_count, 2);
+	T_ASSERT(!device_gid_valid(dev, 0) && device_gid_valid(dev, 3));
 	/* And the next one fills the first hole. */
-	CHECK(device_set_gids(d, dev, w4, 3, true));
-	CHECK(slot_is(dev, 0, &c) && !dev->port.gid_valid[1]);
-	CHECK(events[SRD_DEV_GIDS] == 3);
+	T_ASSERT(device_set_gids(d, dev, w4, 3, true));
+	T_ASSERT(slot_is(dev, 0, &c) && !dev->port.gid_valid[1]);
+	T_EQ(events[SRD_DEV_GIDS], 3);
 	/* More addresses than slots: the table fills, nothing breaks. */
 	{
 		union ibv_gid many[SRD_MAX_GIDS + 4];
@@ -104,12 +94,12 @@ static void test_gids(struct srd_daemon *d)
 		for (int i = 0; i < SRD_MAX_GIDS + 4; i++)
 			many[i] = v4(10, 1, 0, (uint8_t)i);
 		device_set_gids(d, dev, many, SRD_MAX_GIDS + 4, true);
-		CHECK(dev->port.gid_count == SRD_MAX_GIDS);
-		CHECK(slot_is(dev, 0, &many[0]));
+		T_EQ(dev->port.gid_count, SRD_MAX_GIDS);
+		T_ASSERT(slot_is(dev, 0, &many[0]));
 	}
 	device_remove(d, dev);
-	CHECK(events[SRD_DEV_REMOVED] == 1);
-	CHECK(dev->port.gid_count == 0 && !device_gid_valid(dev, 0));
+	T_EQ(events[SRD_DEV_REMOVED], 1);
+	T_ASSERT(dev->port.gid_count == 0 && !device_gid_valid(dev, 0));
 	device_notifier_del(&n);
 }
 
@@ -128,23 +118,23 @@ static void test_port(struct srd_daemon *d)
 	struct srd_device *dev;
 
 	for (size_t i = 0; i < sizeof(mtus) / sizeof(mtus[0]); i++)
-		CHECK(device_mtu_for_netdev(mtus[i].netdev) == mtus[i].ib);
-	CHECK(!device_create(d, "port", "eth9", 0, NULL, 0, &dev));
-	CHECK(dev->port.state == IBV_PORT_DOWN);
-	CHECK(device_phys_state(dev, false) == SRD_PHYS_STATE_DISABLED);
-	CHECK(device_phys_state(dev, true) == SRD_PHYS_STATE_POLLING);
+		T_EQ(device_mtu_for_netdev(mtus[i].netdev), mtus[i].ib);
+	T_ASSERT(!device_create(d, "port", "eth9", 0, NULL, 0, &dev));
+	T_EQ(dev->port.state, IBV_PORT_DOWN);
+	T_EQ(device_phys_state(dev, false), SRD_PHYS_STATE_DISABLED);
+	T_EQ(device_phys_state(dev, true), SRD_PHYS_STATE_POLLING);
 	device_set_port(d, dev, true, 1500, true);
-	CHECK(dev->port.state == IBV_PORT_ACTIVE);
-	CHECK(dev->port.active_mtu == IBV_MTU_1024);
-	CHECK(dev->port.max_mtu == IBV_MTU_4096);
-	CHECK(device_phys_state(dev, true) == SRD_PHYS_STATE_LINK_UP);
-	CHECK(link_of(dev)->link_downed == 0);
+	T_EQ(dev->port.state, IBV_PORT_ACTIVE);
+	T_EQ(dev->port.active_mtu, IBV_MTU_1024);
+	T_EQ(dev->port.max_mtu, IBV_MTU_4096);
+	T_EQ(device_phys_state(dev, true), SRD_PHYS_STATE_LINK_UP);
+	T_EQ(link_of(dev)->link_downed, 0);
 	device_set_port(d, dev, false, 9000, true);
-	CHECK(dev->port.state == IBV_PORT_DOWN);
-	CHECK(dev->port.active_mtu == IBV_MTU_4096);
-	CHECK(link_of(dev)->link_downed == 1);
+	T_EQ(dev->port.state, IBV_PORT_DOWN);
+	T_EQ(dev->port.active_mtu, IBV_MTU_4096);
+	T_EQ(link_of(dev)->link_downed, 1);
 	device_set_port(d, dev, false, 9000, true);
-	CHECK(link_of(dev)->link_downed == 1);
+	T_EQ(link_of(dev)->link_downed, 1);
 }
 
 static void test_names(struct srd_daemon *d)
@@ -156,34 +146,34 @@ static void test_names(struct srd_daemon *d)
 	struct srd_device *dev, *dev2;
 	uint32_t index;
 
-	CHECK(device_name_ok("softrdma0") && device_name_ok("a.b-c_D9"));
-	CHECK(!device_name_ok("") && !device_name_ok("a/b") &&
-	      !device_name_ok("a b") && !device_name_ok("x%d"));
+	T_ASSERT(device_name_ok("softrdma0") && device_name_ok("a.b-c_D9"));
+	T_ASSERT(!device_name_ok("") && !device_name_ok("a/b") &&
+		 !device_name_ok("a b") && !device_name_ok("x%d"));
 	memset(long_name, 'x', sizeof(long_name) - 1);
 	long_name[sizeof(long_name) - 1] = '\0';
-	CHECK(!device_name_ok(long_name));
+	T_ASSERT(!device_name_ok(long_name));
 	long_name[SRD_DEV_NAME_MAX - 1] = '\0';
-	CHECK(device_name_ok(long_name));
-	CHECK(device_create(d, "a/b", "eth9", 0, NULL, 0, &dev) == -EINVAL);
+	T_ASSERT(device_name_ok(long_name));
+	T_EQ(device_create(d, "a/b", "eth9", 0, NULL, 0, &dev), -EINVAL);
 
-	CHECK(!device_create(d, "guid", "eth9", 0, mac, 0, &dev));
-	CHECK(!memcmp(&dev->node_guid, eui, 8));
-	CHECK(dev->attr.node_guid == dev->node_guid);
-	CHECK(device_create(d, "guid", "eth9", 0, mac, 0, &dev2) == -EEXIST);
+	T_ASSERT(!device_create(d, "guid", "eth9", 0, mac, 0, &dev));
+	T_ASSERT(!memcmp(&dev->node_guid, eui, 8));
+	T_EQ(dev->attr.node_guid, dev->node_guid);
+	T_EQ(device_create(d, "guid", "eth9", 0, mac, 0, &dev2), -EEXIST);
 	/* The same MAC again: told apart by the name. */
-	CHECK(!device_create(d, "guid2", "eth9", 0, mac, 0, &dev2));
-	CHECK(dev2->node_guid != dev->node_guid);
-	CHECK(device_by_name(d, "guid") == dev);
+	T_ASSERT(!device_create(d, "guid2", "eth9", 0, mac, 0, &dev2));
+	T_NE(dev2->node_guid, dev->node_guid);
+	T_PTR_EQ(device_by_name(d, "guid"), dev);
 	/* Removed: unlisted, its name free, its index not reused. */
 	index = dev->index;
 	device_remove(d, dev);
-	CHECK(!device_by_name(d, "guid"));
-	CHECK(!device_by_index(d, index));
-	CHECK(device_by_index_any(d, index) == dev);
-	CHECK(!device_create(d, "guid", "eth9", 0, mac, 0, &dev2));
-	CHECK(dev2->index > index);
+	T_ASSERT(!device_by_name(d, "guid"));
+	T_ASSERT(!device_by_index(d, index));
+	T_PTR_EQ(device_by_index_any(d, index), dev);
+	T_ASSERT(!device_create(d, "guid", "eth9", 0, mac, 0, &dev2));
+	T_GT(dev2->index, index);
 	device_reap(d); /* nothing refers to it: freed */
-	CHECK(!device_by_index_any(d, index));
+	T_ASSERT(!device_by_index_any(d, index));
 }
 
 static void test_config(void)
@@ -208,7 +198,7 @@ static void test_config(void)
 	int fd;
 
 	fd = mkstemp(path);
-	CHECK(fd >= 0);
+	T_GE(fd, 0);
 	f = fdopen(fd, "w");
 	fputs("# comment\n\n  link add a netdev eth0 # trailing\n"
 	      "link add b type rxe netdev lo\n\tlink add c type softrdma "
@@ -216,18 +206,18 @@ static void test_config(void)
 	      f);
 	fclose(f);
 	err = open_memstream(&msg, &msglen);
-	CHECK(config_load(path, &cfg, err) == 0);
+	T_EQ(config_load(path, &cfg, err), 0);
 	fclose(err);
-	CHECK(msglen == 0);
+	T_EQ(msglen, 0);
 	free(msg);
-	CHECK(cfg.nlinks == 3);
+	T_EQ(cfg.nlinks, 3);
 	if (cfg.nlinks == 3) {
-		CHECK(!strcmp(cfg.links[0].name, "a") &&
-		      !strcmp(cfg.links[0].netdev, "eth0") &&
-		      cfg.links[0].line == 3);
-		CHECK(!strcmp(cfg.links[1].netdev, "lo"));
-		CHECK(!strcmp(cfg.links[2].name, "c") &&
-		      cfg.links[2].line == 5);
+		T_ASSERT(!strcmp(cfg.links[0].name, "a") &&
+			 !strcmp(cfg.links[0].netdev, "eth0") &&
+			 cfg.links[0].line == 3);
+		T_ASSERT(!strcmp(cfg.links[1].netdev, "lo"));
+		T_ASSERT(!strcmp(cfg.links[2].name, "c") &&
+			 cfg.links[2].line == 5);
 	}
 	config_free(&cfg);
 
@@ -236,18 +226,20 @@ static void test_config(void)
 		fputs(bad[i], f);
 		fclose(f);
 		err = open_memstream(&msg, &msglen);
-		CHECK(config_load(path, &cfg, err) == -EINVAL);
+		T_EQ(config_load(path, &cfg, err), -EINVAL);
 		fclose(err);
 		/* "PATH:LINE: why" */
 		if (!strstr(msg, path) ||
 		    !strstr(msg, ":1: ") == !strstr(msg, ":2: "))
-			CHECK(!"message names the file and one line");
+			T_FAIL("\"%s\" does not name the file and one "
+			       "line",
+			       msg);
 		free(msg);
 		config_free(&cfg);
 	}
 	unlink(path);
 	err = open_memstream(&msg, &msglen);
-	CHECK(config_load(path, &cfg, err) == -ENOENT);
+	T_EQ(config_load(path, &cfg, err), -ENOENT);
 	fclose(err);
 	free(msg);
 	config_free(&cfg);
@@ -265,10 +257,5 @@ int main(void)
 	test_port(&d);
 	test_config();
 	devices_fini(&d);
-	if (fails) {
-		fprintf(stderr, "FAIL device_model: %d checks\n", fails);
-		return 1;
-	}
-	printf("PASS device_model\n");
-	return 0;
+	t_pass();
 }

@@ -146,6 +146,18 @@ void t_expect_not_in_at(const char *file, int line, const char *text,
 			  needle, text);
 }
 
+void t_refused_at(const char *file, int line, const struct t_run *r, int status,
+		  const char *msg)
+{
+	if (r->status != status)
+		t_fail_at(file, line, "exit %d, expected %d; stderr:\n%s",
+			  r->status, status, r->err);
+	if (!strstr(r->err, msg))
+		t_fail_at(file, line, "stderr lacks \"%s\":\n%s", msg, r->err);
+	if (r->out[0])
+		t_fail_at(file, line, "output on stdout:\n%s", r->out);
+}
+
 unsigned long long t_field_at(const char *file, int line, const char *text,
 			      const char *key)
 {

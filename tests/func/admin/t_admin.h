@@ -43,6 +43,12 @@ void t_expect_not_in_at(const char *file, int line, const char *text,
 unsigned long long t_field_at(const char *file, int line, const char *text,
 			      const char *key);
 #define T_FIELD(text, key) t_field_at(__FILE__, __LINE__, text, key)
+/* Fail unless the run exited with status, said msg on stderr and printed
+ * nothing on stdout: how the CLI refuses a command. */
+void t_refused_at(const char *file, int line, const struct t_run *r, int status,
+		  const char *msg);
+#define T_REFUSED(r, status, msg) \
+	t_refused_at(__FILE__, __LINE__, r, status, msg)
 /* Is a device of that name in ibv_get_device_list? */
 bool t_have_device(const char *name);
 
