@@ -116,7 +116,7 @@ static bool fill_mr(struct srd_daemon *d, void *obj, uint32_t dev_index,
 	e->lkey = mr->lkey;
 	e->rkey = mr->rkey;
 	e->access = (uint32_t)mr->access;
-	e->flags = mr->pvm_pid ? SRD_ADMIN_MR_F_PVM : 0;
+	e->flags = mr->pvm ? SRD_ADMIN_MR_F_PVM : 0;
 	e->addr = mr->addr;
 	e->iova = mr->iova;
 	e->length = mr->length;
