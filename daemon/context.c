@@ -127,8 +127,8 @@ static bool procmem_fd_ok(int fd)
 	return n >= 4 && !strcmp(link + n - 4, "/mem");
 }
 
-/* The pid a pidfd names, from its fdinfo; 0 if fd is no pidfd or there
- * is no /proc to tell. */
+/* The pid a pidfd names, from its fdinfo (in the pid namespace of the
+ * /proc mount); -1 if fd is no pidfd, 0 if there is no /proc to tell. */
 static pid_t pidfd_pid(int fd)
 {
 	char path[64], buf[1024], *p;
@@ -147,9 +147,9 @@ static pid_t pidfd_pid(int fd)
 	buf[n] = '\0';
 	p = strstr(buf, "\nPid:");
 	if (!p)
-		return 0;
+		return -1;
 	pid = strtol(p + 5, NULL, 10);
-	return pid > 0 ? (pid_t)pid : 0;
+	return pid > 0 ? (pid_t)pid : -1;
 }
 
 #ifndef SO_PEERPIDFD
@@ -190,6 +190,8 @@ static int mem_access_take(struct srd_client *c, uint32_t kind, int *fd)
 			return -EINVAL;
 		/* The kernel's own pidfd of the peer where it gives one;
 		 * else the client's, if its fdinfo names the peer's pid. */
+		if (pidfd_pid(*fd) < 0)
+			return -EINVAL;
 		own = peer_pidfd(c);
 		if (own >= 0) {
 			close(*fd);
