@@ -2,7 +2,9 @@
 /*
  * Segments: ranges of our address space we moved onto memfds for the
  * device.  A sorted list, refcounted by the MRs using them, guarded by
- * one mutex (registration is not a fast path).
+ * one mutex (registration is not a fast path).  Without a move guard
+ * (mem_move.c) nothing is moved: the daemon reaches the pages in place,
+ * through the access srd_mem_access_open() gave it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -219,6 +221,10 @@ static int map_one(const struct srd_vma *v, uintptr_t pos, uintptr_t end,
 	 * mappings must stay shared, code stays where it runs. */
 	if (v->shared || v->kind == SRD_VMA_SPECIAL ||
 	    v->kind == SRD_VMA_OURS || (v->prot & PROT_EXEC))
+		return add_piece(d, SRD_PIECE_PVM, end - pos, 0, -1);
+	/* A move without a guard could lose what is written meanwhile: the
+	 * daemon reaches the memory where it is instead. */
+	if (srd_move_guard() == SRD_GUARD_NONE)
 		return add_piece(d, SRD_PIECE_PVM, end - pos, 0, -1);
 
 	g = calloc(1, sizeof(*g));

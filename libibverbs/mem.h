@@ -5,8 +5,9 @@
  * protection kept) so the daemon can map them too.  Moved ranges
  * ("segments") are shared and refcounted by the MRs that use them, moved
  * back to private memory when the last one goes, and made private in a
- * forked child.  Memory that cannot be moved is reached by the daemon
- * through our /proc/self/mem or a pidfd.
+ * forked child.  Memory that cannot be moved, or is not because no guard
+ * keeps the writes made during a move, is reached by the daemon through
+ * our /proc/self/mem or a pidfd (docs/trust.md).
  */
 #ifndef SOFTRDMA_LIBIBVERBS_MEM_H
 #define SOFTRDMA_LIBIBVERBS_MEM_H
