@@ -189,6 +189,8 @@ static int ns_main(void)
 	T_EXPECT_WC(cq, &wc, 2, IBV_WC_REM_ACCESS_ERR, T_ANY_OPCODE);
 	T_EQ(write(to_b[1], "?", 1), 1);
 	T_EQ(read(from_b[0], &ok, 1), 1); /* B exits 1 if it was written */
+	t_log("pid %d reused: READ and WRITE of its old MR failed, B intact",
+	      (int)b);
 
 	kill(holder, SIGKILL);
 	kill(b, SIGKILL);
