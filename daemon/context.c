@@ -170,11 +170,11 @@ static int peer_pidfd(const struct srd_client *c)
 
 /*
  * The client's memory access (common/proto.h): keep the fd when it is
- * what it claims.  A pidfd must name the process that connected, as the
- * kernel saw it (SO_PEERCRED): process_vm_* runs with our rights, not the
- * client's.  (fdinfo counts pids in the namespace of the /proc mount,
- * SO_PEERCRED in ours: the kernel's pidfd is the better witness.)  Anything else leaves the client without access to memory
- * outside memfds (such registrations fail).
+ * what it claims, else fail OPEN_DEVICE.  A pidfd must name the process
+ * that connected, as the kernel saw it (SO_PEERCRED): process_vm_* runs
+ * with our rights, not the client's.  fdinfo counts pids in the namespace
+ * of the /proc mount, SO_PEERCRED in ours: the kernel's own pidfd of the
+ * peer is the better witness.
  */
 static int mem_access_take(struct srd_client *c, uint32_t kind, int *fd)
 {
