@@ -41,6 +41,9 @@
 #include "libibverbs/maps.h"
 #include "libibverbs/mem_move.h"
 
+#ifndef USERFAULTFD_IOC_NEW
+#define USERFAULTFD_IOC_NEW _IO(0xAA, 0x00) /* Linux 6.1 */
+#endif
 #ifndef UFFD_FEATURE_WP_UNPOPULATED
 #define UFFD_FEATURE_WP_UNPOPULATED (1 << 13) /* Linux 6.4 */
 #endif
@@ -167,6 +170,19 @@ static int run_job(struct move_job *j)
 	return j->ret;
 }
 
+/* A userfaultfd from /dev/userfaultfd (Linux 6.1), which its mode lets
+ * an administrator open to users that userfaultfd() refuses. */
+static int uffd_dev_open(void)
+{
+	int dev = open("/dev/userfaultfd", O_RDWR | O_CLOEXEC), fd;
+
+	if (dev < 0)
+		return -1;
+	fd = ioctl(dev, USERFAULTFD_IOC_NEW, O_CLOEXEC | O_NONBLOCK);
+	close(dev);
+	return fd;
+}
+
 /* A userfaultfd with the guard's features, or -errno.  No
  * UFFD_USER_MODE_ONLY: the kernel's own writes (read(2) into the range)
  * must wait in the fault too. */
@@ -177,6 +193,8 @@ static int uffd_open(void)
 	int fd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
 	int err;
 
+	if (fd < 0 && errno == EPERM)
+		fd = uffd_dev_open();
 	if (fd < 0)
 		return -errno;
 	if (ioctl(fd, UFFDIO_API, &api) < 0 ||
