@@ -343,22 +343,24 @@ static int new_memfd(void)
 	return fd < 0 ? -errno : fd;
 }
 
-/* A guard for a move of j's range, -1 when none is needed (nobody can
- * write there), or -errno. */
-static int job_guard(const struct move_job *j)
+/* Write-protect j's range if anybody can write there: *g is the guard's
+ * userfaultfd, -1 when none is needed.  0 or -errno. */
+static int job_guard(const struct move_job *j, int *g)
 {
+	*g = -1;
 	if (!(j->prot & PROT_WRITE))
-		return -1;
-	return guard_on(j->start, j->len);
+		return 0;
+	*g = guard_on(j->start, j->len);
+	return *g < 0 ? *g : 0;
 }
 
 static int do_to_memfd(struct move_job *j)
 {
-	int g = job_guard(j), ret;
 	void *p;
+	int g, ret = job_guard(j, &g);
 
-	if (g < -1)
-		return g;
+	if (ret)
+		return ret;
 	ret = write_all(j->fd, (const void *)j->start, j->len, j->off);
 	if (!ret) {
 		p = mmap((void *)j->start, j->len, j->prot,
@@ -421,7 +423,9 @@ static int do_to_private(struct move_job *j)
 		return -errno;
 	/* Unguarded (no userfaultfd since), the move goes on as it always
 	 * did: leaving the pages on the memfd is no option here. */
-	g = srd_move_guard() == SRD_GUARD_UFFD ? job_guard(j) : -1;
+	g = -1;
+	if (srd_move_guard() == SRD_GUARD_UFFD && job_guard(j, &g))
+		g = -1;
 	/* Read the memfd rather than the range: the application may have
 	 * made the range unreadable since. */
 	ret = srd_read_fd(j->fd, tmp, j->len, j->off);
