@@ -20,7 +20,7 @@
 
 #include <infiniband/verbs.h>
 
-#define SRD_PROTO_VERSION 1
+#define SRD_PROTO_VERSION 2
 
 /* Abstract UNIX socket name (per network namespace).  SOFTRDMA_SOCKET in
  * the environment overrides it, for tests that run a private daemon. */
@@ -130,9 +130,26 @@ struct srd_list_devices_rep {
 enum {
 	SRD_TRACE_CQE = 1 << 0,
 };
+/*
+ * How the daemon may reach the client's memory that is not on a memfd
+ * (docs/trust.md).  The fd comes after the trace fd:
+ * - SRD_MEM_PROCMEM: the client's own /proc/self/mem, opened O_RDWR by the
+ *   client.  It keeps referring to that address space (and reads nothing
+ *   once it is gone), whatever becomes of the pid.
+ * - SRD_MEM_PIDFD: pidfd_open(getpid()) of the client; process_vm_* on its
+ *   pid, each access checked against the pidfd before and after.
+ * - SRD_MEM_NONE: no fd; only memfd pieces can be registered.
+ */
+enum srd_mem_access {
+	SRD_MEM_NONE = 0,
+	SRD_MEM_PROCMEM = 1,
+	SRD_MEM_PIDFD = 2,
+};
 struct srd_open_device_req {
 	uint32_t index;
 	uint32_t trace_flags; /* SRD_TRACE_*; an fd is passed when non-zero */
+	uint32_t mem_access;  /* enum srd_mem_access; an fd unless NONE */
+	uint32_t rsvd;
 };
 /* Reply fds: [0] async event fd (read end), [1] doorbell eventfd,
  * [2] device status page memfd (sealed, map read-only). */

@@ -124,7 +124,7 @@ static bool fill_mr(const struct srd_client *who, void *obj, uint32_t dev_index,
 	e->pid = pid_of(mr->owner);
 	e->pdn = mr->pd ? mr->pd->handle : SRD_ADMIN_END;
 	e->access = (uint32_t)mr->access;
-	e->flags = mr->pvm_pid ? SRD_ADMIN_MR_F_PVM : 0;
+	e->flags = mr->pvm ? SRD_ADMIN_MR_F_PVM : 0;
 	e->length = mr->length;
 	if (!may_see_keys(who, mr->owner)) {
 		e->flags |= SRD_ADMIN_MR_F_NOKEYS;

@@ -2,8 +2,8 @@
 /*
  * Memory regions.  The library hands over the pages of the MR's span as
  * memfd windows it has mapped shared at the same addresses; the daemon
- * maps them too, at an address of its own.  Memory the library could not
- * move is reached with process_vm_readv/writev instead.
+ * maps them too, at an address of its own.  Memory the library did not
+ * move is reached through the client's address space instead (mem.c).
  *
  * lkey == rkey == (table index << 8) | key byte.  Index and key byte are
  * drawn at random (table_randomize), and the key byte changes whenever the
@@ -56,7 +56,7 @@ struct mr_map {
 	void *map;
 	size_t map_len;
 	uint8_t *base;
-	pid_t pvm_pid;
+	bool pvm;
 };
 
 static void mr_map_release(struct mr_map *m)
@@ -141,10 +141,11 @@ static int mr_map_build(struct srd_client *c, const struct srd_reg_mr_req *r,
 	}
 	if (pvm) {
 		/* Reach all of it through the client's address space: the
-		 * memfd pieces are mapped there too. */
-		if (!c->pid)
+		 * memfd pieces are mapped there too.  Only through what the
+		 * client handed over at OPEN_DEVICE, never a bare pid. */
+		if (c->mem.kind == SRD_MEM_NONE)
 			return -EINVAL;
-		out->pvm_pid = c->pid;
+		out->pvm = true;
 		return 0;
 	}
 	span = mmap(NULL, r->span_len, PROT_NONE,
@@ -179,7 +180,7 @@ static void mr_set_map(struct srd_mr *mr, const struct srd_reg_mr_req *r,
 	mr->map = m->map;
 	mr->map_len = m->map_len;
 	mr->base = m->base;
-	mr->pvm_pid = m->pvm_pid;
+	mr->pvm = m->pvm;
 }
 
 static uint32_t mr_key(struct srd_daemon *d, uint32_t idx)
@@ -400,6 +401,10 @@ int mr_check(const struct srd_mr *mr, const struct srd_pd *pd, uint64_t va,
 		return -EFAULT;
 	off = va - mr->iova;
 	if (off > mr->length || len > mr->length - off)
+		return -EFAULT;
+	/* Memory of a client that died is no memory: as if the MR were
+	 * gone (a peer gets a remote access error). */
+	if (mr->pvm && !mr_owner_alive(mr))
 		return -EFAULT;
 	return 0;
 }

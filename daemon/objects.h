@@ -87,11 +87,12 @@ struct srd_mr {
 	uint64_t length;
 	/* The daemon's mapping of the span that covers [addr, addr+length):
 	 * base points at the byte that corresponds to addr.  NULL when any
-	 * piece is reached with process_vm_* (then pvm_pid is set). */
+	 * piece is reached through the owner's address space (then pvm is
+	 * set, see struct srd_client_mem). */
 	uint8_t *base;
 	void *map; /* start of the daemon mapping */
 	size_t map_len;
-	pid_t pvm_pid;	   /* non-zero: use process_vm_readv/writev */
+	bool pvm;	   /* reached through owner->mem */
 	struct srd_dm *dm; /* an MR over device memory (base points in it) */
 	uint32_t num_mw;   /* windows bound to it */
 	uint64_t charged_bytes; /* against the owner's limits */
@@ -286,6 +287,18 @@ struct srd_user {
 	struct srd_usage usage;
 };
 
+/*
+ * How the daemon reaches the client's memory outside memfds, as
+ * OPEN_DEVICE handed it over (common/proto.h, docs/trust.md): with
+ * pread/pwrite on the client's own /proc/PID/mem, or with process_vm_* on
+ * pid while pidfd (of that same process) says it lives.
+ */
+struct srd_client_mem {
+	enum srd_mem_access kind;
+	int fd;	   /* the mem file or the pidfd; -1 with SRD_MEM_NONE */
+	pid_t pid; /* SRD_MEM_PIDFD: the pid the pidfd names */
+};
+
 /* A context: one command connection. */
 struct srd_client {
 	struct list_node node; /* in daemon->clients */
@@ -298,6 +311,7 @@ struct srd_client {
 	uint64_t trace_dropped; /* trace lines that could not be written */
 	pid_t pid;
 	struct srd_device *dev; /* NULL until OPEN_DEVICE */
+	struct srd_client_mem mem;
 	bool dead;
 	bool hello;		/* HELLO accepted */
 	uid_t uid;		/* from SO_PEERCRED */
@@ -416,6 +430,9 @@ int mr_copy(struct srd_mr *dst_mr, uint64_t dst_va, struct srd_mr *src_mr,
 	    uint64_t src_va, uint64_t len);
 /* Copy between an MR range and daemon memory. */
 int mr_read(struct srd_mr *mr, uint64_t va, void *buf, uint64_t len);
+/* Does the address space a pvm MR is reached through still exist?  Once
+ * its client is gone the MR reads and writes nothing. */
+bool mr_owner_alive(const struct srd_mr *mr);
 int mr_write(struct srd_mr *mr, uint64_t va, const void *buf, uint64_t len);
 /* Daemon pointer to an MR range (for atomics); NULL when not mapped. */
 uint8_t *mr_ptr(struct srd_mr *mr, uint64_t va);

@@ -86,7 +86,7 @@ LIB_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 	struct srd_device *dev = to_dev(device);
 	struct srd_open_device_req req = { .index = dev->index };
 	struct srd_open_device_rep rep;
-	int fds[FD_COUNT], err_fd = STDERR_FILENO;
+	int fds[FD_COUNT], sfds[2] = { STDERR_FILENO, -1 };
 	struct srd_cmd_args a = {
 		.op = SRD_CMD_OPEN_DEVICE,
 		.req = &req,
@@ -106,10 +106,9 @@ LIB_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 		return NULL;
 	}
 	ctx->trace = srd_trace_setup(&req.trace_flags);
-	if (req.trace_flags) {
-		a.fds = &err_fd;
+	a.fds = sfds;
+	if (req.trace_flags)
 		a.nfds = 1;
-	}
 	ret = srd_htab_init(&ctx->qpn_tab);
 	if (ret)
 		goto err_free;
@@ -119,7 +118,13 @@ LIB_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 	ret = srd_conn_open(&ctx->conn);
 	if (ret)
 		goto err_obj;
+	sfds[a.nfds] = srd_mem_access_open(&req.mem_access);
+	if (sfds[a.nfds] >= 0)
+		a.nfds++;
 	ret = srd_cmd(&ctx->conn, &a);
+	/* The daemon holds its own copy of the memory access fd. */
+	if (req.mem_access != SRD_MEM_NONE)
+		close(sfds[a.nfds - 1]);
 	if (ret)
 		goto err_conn;
 	if (a.nrfds != FD_COUNT) {

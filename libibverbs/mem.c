@@ -2,14 +2,18 @@
 /*
  * Segments: ranges of our address space we moved onto memfds for the
  * device.  A sorted list, refcounted by the MRs using them, guarded by
- * one mutex (registration is not a fast path).
+ * one mutex (registration is not a fast path).  Without a move guard
+ * (mem_move.c) nothing is moved: the daemon reaches the pages in place,
+ * through the access srd_mem_access_open() gave it.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "common/list.h"
@@ -22,6 +26,41 @@ pthread_mutex_t srd_seg_lock = PTHREAD_MUTEX_INITIALIZER;
 struct list_head srd_segs = { { &srd_segs.n, &srd_segs.n } };
 pid_t srd_ptracer_pid;
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+
+/* What the last ibv_open_device handed the daemon (enum srd_mem_access). */
+static uint32_t mem_access_kind;
+
+static int open_procmem(void)
+{
+	return open("/proc/self/mem", O_RDWR | O_CLOEXEC);
+}
+
+static int open_pidfd(void)
+{
+	return (int)syscall(SYS_pidfd_open, getpid(), 0);
+}
+
+int srd_mem_access_open(uint32_t *kind)
+{
+	const char *env = getenv("SOFTRDMA_MEM_ACCESS");
+	bool procmem = !env || strcmp(env, "pidfd");
+	bool pidfd = !env || strcmp(env, "procmem");
+	int fd = -1;
+
+	*kind = SRD_MEM_NONE;
+	if (procmem) {
+		fd = open_procmem();
+		if (fd >= 0)
+			*kind = SRD_MEM_PROCMEM;
+	}
+	if (fd < 0 && pidfd) {
+		fd = open_pidfd();
+		if (fd >= 0)
+			*kind = SRD_MEM_PIDFD;
+	}
+	__atomic_store_n(&mem_access_kind, *kind, __ATOMIC_RELAXED);
+	return fd;
+}
 
 static uintptr_t page_size(void)
 {
@@ -183,6 +222,10 @@ static int map_one(const struct srd_vma *v, uintptr_t pos, uintptr_t end,
 	if (v->shared || v->kind == SRD_VMA_SPECIAL ||
 	    v->kind == SRD_VMA_OURS || (v->prot & PROT_EXEC))
 		return add_piece(d, SRD_PIECE_PVM, end - pos, 0, -1);
+	/* A move without a guard could lose what is written meanwhile: the
+	 * daemon reaches the memory where it is instead. */
+	if (srd_move_guard() == SRD_GUARD_NONE)
+		return add_piece(d, SRD_PIECE_PVM, end - pos, 0, -1);
 
 	g = calloc(1, sizeof(*g));
 	if (!g)
@@ -272,9 +315,12 @@ int srd_mem_acquire(const void *addr, size_t len, bool need_write,
 	}
 	srd_maps_free(&m);
 	if (!ret && has_pvm(d) && daemon_pid > 0 &&
+	    __atomic_load_n(&mem_access_kind, __ATOMIC_RELAXED) ==
+		    SRD_MEM_PIDFD &&
 	    srd_ptracer_pid != daemon_pid) {
 		/* Let the daemon use process_vm_*; without Yama this is
-		 * unnecessary and may fail. */
+		 * unnecessary and may fail.  Not needed with /proc/self/mem,
+		 * which we opened ourselves. */
 		prctl(PR_SET_PTRACER, (unsigned long)daemon_pid, 0, 0, 0);
 		srd_ptracer_pid = daemon_pid;
 	}

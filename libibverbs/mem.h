@@ -5,8 +5,9 @@
  * protection kept) so the daemon can map them too.  Moved ranges
  * ("segments") are shared and refcounted by the MRs that use them, moved
  * back to private memory when the last one goes, and made private in a
- * forked child.  Memory that cannot be moved is reached by the daemon with
- * process_vm_readv/writev.
+ * forked child.  Memory that cannot be moved, or is not because no guard
+ * keeps the writes made during a move, is reached by the daemon through
+ * our /proc/self/mem or a pidfd (docs/trust.md).
  */
 #ifndef SOFTRDMA_LIBIBVERBS_MEM_H
 #define SOFTRDMA_LIBIBVERBS_MEM_H
@@ -48,6 +49,12 @@ int srd_mem_acquire(const void *addr, size_t len, bool need_write,
 /* Drop the references; the last user of a segment moves it back. */
 void srd_mem_release(struct srd_mem_ref *ref);
 
-/* Live segments (for tests and debugging). */
+/*
+ * Open what lets the daemon reach our memory where it is (the
+ * SRD_MEM_* of common/proto.h): our /proc/self/mem, or where that cannot
+ * be opened a pidfd of ourselves.  SOFTRDMA_MEM_ACCESS=procmem|pidfd
+ * allows only that one.  Sets *kind; returns the fd, or -1 (SRD_MEM_NONE).
+ */
+int srd_mem_access_open(uint32_t *kind);
 
 #endif

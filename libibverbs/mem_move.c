@@ -4,6 +4,14 @@
  * feet.  The content is copied and the new mapping then replaces the old
  * one in a single mmap/mremap, so the range never reads as unmapped.
  *
+ * Nothing written to the range between the copy and the swap may be lost:
+ * a move is guarded by a userfaultfd that write-protects the range first
+ * (UFFDIO_REGISTER_MODE_WP + UFFDIO_WRITEPROTECT, unpopulated pages too).
+ * Writers, threads and the kernel's copy_to_user alike, block in the fault
+ * until the new mapping is in place, are then woken and write to it.
+ * Without a userfaultfd that can do this (srd_move_guard()), nothing is
+ * moved at all (mem.c).
+ *
  * A range may hold the live stack of the calling thread (a registered
  * buffer on the stack): whatever this thread writes there between the
  * copy and the swap (return addresses, spilled registers) would be lost.
@@ -20,14 +28,31 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <linux/userfaultfd.h>
+
 #include "libibverbs/maps.h"
 #include "libibverbs/mem_move.h"
+
+#ifndef USERFAULTFD_IOC_NEW
+#define USERFAULTFD_IOC_NEW _IO(0xAA, 0x00) /* Linux 6.1 */
+#endif
+#ifndef UFFD_FEATURE_WP_UNPOPULATED
+#define UFFD_FEATURE_WP_UNPOPULATED (1 << 13) /* Linux 6.4 */
+#endif
+
+/* What a guard needs: write-protect faults, on shmem (moving back) and on
+ * pages never touched yet. */
+#define SRD_UFFD_FEATURES                                                   \
+	(UFFD_FEATURE_PAGEFAULT_FLAG_WP | UFFD_FEATURE_WP_HUGETLBFS_SHMEM | \
+	 UFFD_FEATURE_WP_UNPOPULATED)
 
 /* How far from our stack pointer a range must be to be safe to swap. */
 #define SRD_STACK_MARGIN (256u * 1024)
@@ -145,6 +170,119 @@ static int run_job(struct move_job *j)
 	return j->ret;
 }
 
+/* A userfaultfd from /dev/userfaultfd (Linux 6.1), which its mode lets
+ * an administrator open to users that userfaultfd() refuses. */
+static int uffd_dev_open(void)
+{
+	int dev = open("/dev/userfaultfd", O_RDWR | O_CLOEXEC), fd;
+
+	if (dev < 0)
+		return -1;
+	fd = ioctl(dev, USERFAULTFD_IOC_NEW, O_CLOEXEC | O_NONBLOCK);
+	close(dev);
+	return fd;
+}
+
+/* A userfaultfd with the guard's features, or -errno.  No
+ * UFFD_USER_MODE_ONLY: the kernel's own writes (read(2) into the range)
+ * must wait in the fault too. */
+static int uffd_open(void)
+{
+	struct uffdio_api api = { .api = UFFD_API,
+				  .features = SRD_UFFD_FEATURES };
+	int fd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+	int err;
+
+	if (fd < 0 && errno == EPERM)
+		fd = uffd_dev_open();
+	if (fd < 0)
+		return -errno;
+	if (ioctl(fd, UFFDIO_API, &api) < 0 ||
+	    (api.features & SRD_UFFD_FEATURES) != SRD_UFFD_FEATURES) {
+		err = errno ? -errno : -ENOSYS;
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+static enum srd_move_guard guard_probe(void)
+{
+	const char *env = getenv("SOFTRDMA_MOVE_GUARD");
+	int fd;
+
+	if (env && !strcmp(env, "none"))
+		return SRD_GUARD_NONE;
+	fd = uffd_open();
+	if (fd < 0)
+		return SRD_GUARD_NONE;
+	close(fd);
+	return SRD_GUARD_UFFD;
+}
+
+enum srd_move_guard srd_move_guard(void)
+{
+	static int mode = -1;
+	int m = __atomic_load_n(&mode, __ATOMIC_RELAXED);
+
+	/* Threads asking at once may all probe: same answer. */
+	if (m < 0) {
+		m = (int)guard_probe();
+		__atomic_store_n(&mode, m, __ATOMIC_RELAXED);
+	}
+	return (enum srd_move_guard)m;
+}
+
+/* Write-protect [start, start + len) until guard_off().  Returns the
+ * userfaultfd or -errno (the range is then untouched). */
+static int guard_on(uintptr_t start, size_t len)
+{
+	struct uffdio_register reg = {
+		.range = { .start = start, .len = len },
+		.mode = UFFDIO_REGISTER_MODE_WP,
+	};
+	struct uffdio_writeprotect wp = {
+		.range = { .start = start, .len = len },
+		.mode = UFFDIO_WRITEPROTECT_MODE_WP,
+	};
+	int fd = uffd_open(), err;
+
+	if (fd < 0)
+		return fd;
+	if (ioctl(fd, UFFDIO_REGISTER, &reg) < 0) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	if (ioctl(fd, UFFDIO_WRITEPROTECT, &wp) < 0) {
+		err = -errno;
+		ioctl(fd, UFFDIO_UNREGISTER, &reg.range);
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+/*
+ * End a guard.  swapped: a new mapping replaced the range, so the blocked
+ * writers are woken to fault again, on it.  Otherwise the old mapping
+ * is unprotected (which wakes them) and unregistered.  Closing the
+ * userfaultfd wakes whoever is left.
+ */
+static void guard_off(int fd, uintptr_t start, size_t len, bool swapped)
+{
+	struct uffdio_range r = { .start = start, .len = len };
+	struct uffdio_writeprotect wp = { .range = r, .mode = 0 };
+
+	if (swapped) {
+		ioctl(fd, UFFDIO_WAKE, &r);
+	} else {
+		ioctl(fd, UFFDIO_WRITEPROTECT, &wp);
+		ioctl(fd, UFFDIO_UNREGISTER, &r);
+	}
+	close(fd);
+}
+
 /*
  * Whole pages are copied, beyond the objects the application registered:
  * the raw system call keeps sanitizers from taking that for an overflow.
@@ -205,19 +343,34 @@ static int new_memfd(void)
 	return fd < 0 ? -errno : fd;
 }
 
+/* Write-protect j's range if anybody can write there: *g is the guard's
+ * userfaultfd, -1 when none is needed.  0 or -errno. */
+static int job_guard(const struct move_job *j, int *g)
+{
+	*g = -1;
+	if (!(j->prot & PROT_WRITE))
+		return 0;
+	*g = guard_on(j->start, j->len);
+	return *g < 0 ? *g : 0;
+}
+
 static int do_to_memfd(struct move_job *j)
 {
 	void *p;
-	int ret;
+	int g, ret = job_guard(j, &g);
 
-	ret = write_all(j->fd, (const void *)j->start, j->len, j->off);
 	if (ret)
 		return ret;
-	p = mmap((void *)j->start, j->len, j->prot, MAP_SHARED | MAP_FIXED,
-		 j->fd, (off_t)j->off);
-	if (p == MAP_FAILED)
-		return -errno;
-	return 0;
+	ret = write_all(j->fd, (const void *)j->start, j->len, j->off);
+	if (!ret) {
+		p = mmap((void *)j->start, j->len, j->prot,
+			 MAP_SHARED | MAP_FIXED, j->fd, (off_t)j->off);
+		if (p == MAP_FAILED)
+			ret = -errno;
+	}
+	if (g >= 0)
+		guard_off(g, j->start, j->len, !ret);
+	return ret;
 }
 
 int srd_move_into_fd(uintptr_t start, size_t len, int prot, int fd,
@@ -262,12 +415,17 @@ err_close:
 static int do_to_private(struct move_job *j)
 {
 	void *tmp, *p;
-	int ret;
+	int g, ret;
 
 	tmp = mmap(NULL, j->len, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (tmp == MAP_FAILED)
 		return -errno;
+	/* Unguarded (no userfaultfd since), the move goes on as it always
+	 * did: leaving the pages on the memfd is no option here. */
+	g = -1;
+	if (srd_move_guard() == SRD_GUARD_UFFD && job_guard(j, &g))
+		g = -1;
 	/* Read the memfd rather than the range: the application may have
 	 * made the range unreadable since. */
 	ret = srd_read_fd(j->fd, tmp, j->len, j->off);
@@ -277,10 +435,15 @@ static int do_to_private(struct move_job *j)
 	if (!ret) {
 		p = mremap(tmp, j->len, j->len, MREMAP_MAYMOVE | MREMAP_FIXED,
 			   (void *)j->start);
-		if (p != MAP_FAILED)
+		if (p != MAP_FAILED) {
+			if (g >= 0)
+				guard_off(g, j->start, j->len, true);
 			return 0;
+		}
 		ret = -errno;
 	}
+	if (g >= 0)
+		guard_off(g, j->start, j->len, false);
 	munmap(tmp, j->len);
 	return ret;
 }

@@ -7,6 +7,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* How moves keep the writes made during them (mem_move.c). */
+enum srd_move_guard {
+	SRD_GUARD_NONE, /* no guard: nothing is moved */
+	SRD_GUARD_UFFD, /* a userfaultfd write-protects the range */
+};
+
+/* The guard this process has: a userfaultfd with write-protect faults on
+ * anonymous memory, shmem and unpopulated pages, unless
+ * SOFTRDMA_MOVE_GUARD=none.  Decided once. */
+enum srd_move_guard srd_move_guard(void);
+
 /*
  * Put [start, start + len) (page aligned, one private mapping with
  * protection prot) on a new memfd mapped MAP_SHARED at the same address.

@@ -280,11 +280,12 @@ int main(void)
 	t_daemon_start(&td, NULL);
 	base = t_fd_count_settled(td.pid);
 	fd = open_client(td.name);
-	/* A context costs the daemon its connection and the async pipe. */
-	t_expect_fds(td.pid, base + 2);
+	/* A context costs the daemon its connection, the async pipe and the
+	 * client's memory access fd. */
+	t_expect_fds(td.pid, base + 3);
 
 	framing(fd, pipefds);
-	t_expect_fds(td.pid, base + 2);
+	t_expect_fds(td.pid, base + 3);
 	T_ASSERT(t_alloc_pd(fd) > 0);
 
 	/* Pure noise, on fresh connections (the first message of a

@@ -9,10 +9,11 @@
 
 struct srd_client *t_core_client(struct t_core *t)
 {
-	struct srd_open_device_req open_req = { 0 };
+	/* Our own memory is what pvm MRs reach, through /proc/self/mem. */
+	struct srd_open_device_req open_req = { .mem_access = SRD_MEM_PROCMEM };
 	static struct srd_rep rp;
 	struct srd_client *c = calloc(1, sizeof(*c));
-	int sv[2];
+	int sv[2], mem_fd = open("/proc/self/mem", O_RDWR | O_CLOEXEC);
 
 	T_ASSERT(c);
 	T_ASSERT(!socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv));
@@ -21,13 +22,16 @@ struct srd_client *t_core_client(struct t_core *t)
 	t->peer = sv[1];
 	c->async_wfd = -1;
 	c->trace_fd = -1;
+	c->mem.fd = -1;
 	c->pid = getpid();
 	c->hello = true;
 	list_add_tail(&t->d.clients, &c->node);
 	t->d.nclients++;
+	T_ASSERT(mem_fd >= 0);
 	T_EQ(t_core_cmd(c, SRD_CMD_OPEN_DEVICE, &open_req, sizeof(open_req),
-			NULL, 0, &rp),
+			&mem_fd, 1, &rp),
 	     0);
+	T_EQ(c->mem.kind, SRD_MEM_PROCMEM);
 	T_EQ(rp.nfds, 3);
 	t->async_fd = rp.fds[0];
 	T_ASSERT(!fcntl(t->async_fd, F_SETFL, O_NONBLOCK));

@@ -155,16 +155,21 @@ int t_hello(int fd)
 
 void t_client_open(struct t_client *c, const char *name)
 {
-	struct srd_open_device_req req = { 0 };
+	/* As the library does: the daemon reaches our memory outside
+	 * memfds through our /proc/self/mem. */
+	struct srd_open_device_req req = { .mem_access = SRD_MEM_PROCMEM };
 	struct srd_open_device_rep rep;
 	int fds[SRD_MAX_FDS], n;
+	int mem_fd = open("/proc/self/mem", O_RDWR | O_CLOEXEC);
 
+	T_ASSERT(mem_fd >= 0);
 	c->fd = t_connect(name);
 	T_ASSERT(c->fd >= 0);
 	T_EQ(t_hello(c->fd), 0);
-	T_EQ(t_cmd(c->fd, SRD_CMD_OPEN_DEVICE, &req, sizeof(req), NULL, 0, &rep,
-		   sizeof(rep), NULL, fds, &n),
+	T_EQ(t_cmd(c->fd, SRD_CMD_OPEN_DEVICE, &req, sizeof(req), &mem_fd, 1,
+		   &rep, sizeof(rep), NULL, fds, &n),
 	     0);
+	close(mem_fd);
 	T_EQ(n, 3);
 	c->async_fd = fds[0];
 	c->doorbell_fd = fds[1];

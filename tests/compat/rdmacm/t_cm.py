@@ -14,6 +14,7 @@ import time
 import t_compat as t
 
 SRD_CMD_HELLO = 1
+SRD_PROTO_VERSION = 2  # common/proto.h
 SRD_CMD_CM_STATS = 0x200 + 17
 HDR = struct.Struct("<IIiI")
 STATS = struct.Struct("<6I9Q")
@@ -27,8 +28,8 @@ def cm_stats(h):
     s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     try:
         s.connect("\0" + h.socket)
-        s.send(HDR.pack(SRD_CMD_HELLO, 8, 0, 0) + struct.pack("<II", 1,
-                                                             os.getpid()))
+        s.send(HDR.pack(SRD_CMD_HELLO, 8, 0, 0) + struct.pack(
+            "<II", SRD_PROTO_VERSION, os.getpid()))
         s.recv(4096)
         s.send(HDR.pack(SRD_CMD_CM_STATS, 0, 0, 0))
         rep = s.recv(4096)
