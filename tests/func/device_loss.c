@@ -138,6 +138,12 @@ static int event_client(int fd, void *arg)
 	T_EQ(collect(cq, &wc, 1, back_at), 1);
 	expect_flush(&wc, 0xe0, qp->qp_num);
 	T_RET(t_post_recv_ret(qp, 0xe1, b.mr, b.p, 64), EIO);
+	/* What is left of a lost device is freed as usual. */
+	T_OK(ibv_destroy_qp(qp));
+	T_OK(ibv_destroy_cq(cq));
+	T_OK(ibv_destroy_comp_channel(ch));
+	t_buf_free(&b);
+	t_dev_close(&d);
 	return 0;
 }
 
