@@ -719,8 +719,12 @@ static enum resp_state exec_atomic_write(struct resp_ctx *c)
  */
 static enum resp_state exec_flush(struct resp_ctx *c)
 {
+	static uint64_t flushes;
+
 	(void)c;
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	/* A sequentially consistent read-modify-write is a full barrier,
+	 * and one ThreadSanitizer understands (a bare fence it does not). */
+	__atomic_fetch_add(&flushes, 1, __ATOMIC_SEQ_CST);
 	return RS_COMPLETE;
 }
 
