@@ -5,6 +5,11 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <arpa/inet.h>
+#include <endian.h>
+
+#include "daemon/net/icrc.h"
+#include "daemon/transport/wire.h"
 #include "tests/unit/engine_harness.h"
 
 static struct srd_rep rp; /* replies are large: not on the stack */
@@ -436,4 +441,46 @@ void eh_expect_event(struct eh *h, uint32_t type, uint64_t user_handle)
 	fprintf(stderr, "async event %u for 0x%llx not seen\n", type,
 		(unsigned long long)user_handle);
 	exit(T_EXIT_FAIL);
+}
+
+void eh_bth(uint8_t *p, uint8_t opcode, uint32_t qpn, uint32_t psn)
+{
+	uint32_t v;
+
+	memset(p, 0, 12);
+	p[0] = opcode;
+	p[2] = p[3] = 0xff; /* the default P_Key */
+	v = htobe32(qpn & ROCE_QPN_MASK);
+	memcpy(p + 4, &v, 4);
+	v = htobe32(psn & ROCE_PSN_MASK);
+	memcpy(p + 8, &v, 4);
+}
+
+void eh_udp_rx(struct eh *h, const struct eh_qp *q, const union ibv_gid *peer,
+	       uint8_t *p, size_t len)
+{
+	struct srd_udp_meta m = { .sport = 49152,
+				  .dport = 4791,
+				  .hop_limit = 64 };
+	struct srd_icrc_udp4 f = { .sport = htons(m.sport),
+				   .dport = htons(m.dport) };
+
+	memcpy(m.src.s6_addr, peer->raw, 16);
+	memcpy(m.dst.s6_addr, q->qp->dev->port.gid[0].raw, 16);
+	memcpy(&f.saddr, &m.src.s6_addr[12], 4);
+	memcpy(&f.daddr, &m.dst.s6_addr[12], 4);
+	srd_icrc_put(p, len,
+		     srd_icrc_v4_from_parts(&f, 0, SRD_IPV4_DF, p, len));
+	wire_udp_rx(h->t.d.engine->wire, &m, p, len);
+}
+
+void eh_udp_ack(struct eh *h, const struct eh_qp *q, const union ibv_gid *peer,
+		uint32_t psn, uint8_t syndrome, uint32_t msn)
+{
+	uint8_t p[12 + 4 + 4] = { 0 };
+	uint32_t v = htobe32((uint32_t)syndrome << 24 | (msn & 0xffffff));
+
+	eh_bth(p, ROCE_RC_ACKNOWLEDGE, q->qpn, psn);
+	memcpy(p + 12, &v, 4);
+	eh_udp_rx(h, q, peer, p, sizeof(p));
 }

@@ -102,6 +102,17 @@ void eh_post_srq(struct eh_srq *s, uint64_t wr_id, const struct srd_sge *sge,
 		 uint32_t num_sge);
 struct srd_sge eh_sge(const struct eh_mr *m, size_t off, uint32_t len);
 
+/* A packet from a peer outside the device, through the UDP receive path:
+ * p holds the BTH onwards with the last 4 bytes left for the ICRC, which
+ * is filled in here; peer is an IPv4-mapped GID, the destination q's
+ * device GID 0. */
+void eh_bth(uint8_t *p, uint8_t opcode, uint32_t qpn, uint32_t psn);
+void eh_udp_rx(struct eh *h, const struct eh_qp *q, const union ibv_gid *peer,
+	       uint8_t *p, size_t len);
+/* An ACK or NAK (AETH syndrome, MSN) for psn from peer to q. */
+void eh_udp_ack(struct eh *h, const struct eh_qp *q, const union ibv_gid *peer,
+		uint32_t psn, uint8_t syndrome, uint32_t msn);
+
 /* Engine passes; returns how many did work. */
 int eh_run(struct eh *h, int passes);
 /* Run until nothing happens for a pass (at most max passes). */

@@ -18,7 +18,6 @@
 #include <endian.h>
 #include <string.h>
 
-#include "daemon/net/icrc.h"
 #include "daemon/transport/wire.h"
 #include "tests/unit/engine_harness.h"
 
@@ -37,29 +36,7 @@ static uint32_t first, msn;
 /* An ACK (syndrome 0x1f) or a sequence NAK (0x60) for PSN first + off. */
 static void ack(uint32_t off, uint8_t syndrome)
 {
-	uint8_t p[12 + 4 + 4] = { 0 };
-	struct srd_udp_meta m = { .sport = 49152,
-				  .dport = 4791,
-				  .hop_limit = 64 };
-	struct srd_icrc_udp4 f = { .sport = htons(m.sport),
-				   .dport = htons(m.dport) };
-	uint32_t v;
-
-	memcpy(m.src.s6_addr, peer.raw, 16);
-	memcpy(m.dst.s6_addr, q.qp->dev->port.gid[0].raw, 16);
-	p[0] = ROCE_RC_ACKNOWLEDGE;
-	p[2] = p[3] = 0xff;
-	v = htobe32(q.qpn);
-	memcpy(p + 4, &v, 4);
-	v = htobe32((first + off) & ROCE_PSN_MASK);
-	memcpy(p + 8, &v, 4);
-	v = htobe32((uint32_t)syndrome << 24 | (++msn & 0xffffff));
-	memcpy(p + 12, &v, 4);
-	memcpy(&f.saddr, &m.src.s6_addr[12], 4);
-	memcpy(&f.daddr, &m.dst.s6_addr[12], 4);
-	srd_icrc_put(p, sizeof(p),
-		     srd_icrc_v4_from_parts(&f, 0, SRD_IPV4_DF, p, sizeof(p)));
-	wire_udp_rx(h.t.d.engine->wire, &m, p, sizeof(p));
+	eh_udp_ack(&h, &q, &peer, first + off, syndrome, ++msn);
 	eh_run(&h, 4);
 }
 

@@ -18,7 +18,6 @@
 #include <endian.h>
 #include <string.h>
 
-#include "daemon/net/icrc.h"
 #include "daemon/transport/wire.h"
 #include "tests/unit/engine_harness.h"
 
@@ -39,30 +38,13 @@ static uint32_t msn;
 static void respond(uint32_t psn, uint8_t fill)
 {
 	uint8_t p[12 + 4 + LEN + 4] = { 0 };
-	struct srd_udp_meta m = { .sport = 49152,
-				  .dport = 4791,
-				  .hop_limit = 64 };
-	struct srd_icrc_udp4 f = { .sport = htons(m.sport),
-				   .dport = htons(m.dport) };
-	uint32_t v;
+	/* ACK, no credit limit */
+	uint32_t v = htobe32(0x1fu << 24 | (++msn & 0xffffff));
 
-	memcpy(m.src.s6_addr, peer.raw, 16);
-	memcpy(m.dst.s6_addr, q.qp->dev->port.gid[0].raw, 16);
-	p[0] = ROCE_RC_READ_RESPONSE_ONLY;
-	p[2] = p[3] = 0xff;
-	v = htobe32(q.qpn);
-	memcpy(p + 4, &v, 4);
-	v = htobe32(psn & ROCE_PSN_MASK);
-	memcpy(p + 8, &v, 4);
-	msn++;
-	v = htobe32(0x1fu << 24 | (msn & 0xffffff)); /* ACK, no credit limit */
+	eh_bth(p, ROCE_RC_READ_RESPONSE_ONLY, q.qpn, psn);
 	memcpy(p + 12, &v, 4);
 	memset(p + 16, fill, LEN);
-	memcpy(&f.saddr, &m.src.s6_addr[12], 4);
-	memcpy(&f.daddr, &m.dst.s6_addr[12], 4);
-	srd_icrc_put(p, sizeof(p),
-		     srd_icrc_v4_from_parts(&f, 0, SRD_IPV4_DF, p, sizeof(p)));
-	wire_udp_rx(h.t.d.engine->wire, &m, p, sizeof(p));
+	eh_udp_rx(&h, &q, &peer, p, sizeof(p));
 }
 
 /* Let dt ns pass in one engine pass. */
