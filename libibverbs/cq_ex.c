@@ -54,7 +54,7 @@ static void consume_cur(struct srd_cq *cq)
 		cq->cur = NULL;
 		return;
 	}
-	srd_cqe_retire(to_ctx(cq->cq.context), cq->cur);
+	srd_cqe_retire(cq, cq->cur);
 	cq->cons++;
 	cq->cur = NULL;
 }

@@ -172,6 +172,10 @@ struct srd_cq {
 	struct list_head xrc_srqs;
 	/* A flush completion made by the library (flush.c), for cq_ex. */
 	struct srd_cqe flush_cqe;
+	/* The QP of the last CQE retired here, under lock: a poller finds
+	 * it without the qpn_tab lock.  ibv_destroy_qp clears it under
+	 * lock after taking the QP out of qpn_tab. */
+	struct srd_qp *last_qp;
 };
 
 /* Empty polls in a row after which a poller yields the CPU. */
@@ -384,7 +388,8 @@ void srd_ring_doorbell(struct srd_context *ctx);
 /* An empty poll of cq came back SRD_EMPTY_POLLS_YIELD times in a row. */
 void srd_poll_idle(struct srd_cq *cq);
 /* Account a completed WQE of a QP's SQ or RQ, found by number. */
-void srd_cqe_retire(struct srd_context *ctx, const struct srd_cqe *cqe);
+void srd_cqe_retire(struct srd_cq *cq, const struct srd_cqe *cqe);
+void srd_cq_forget_qp(struct srd_cq *cq, struct srd_qp *qp);
 
 /* --- flush.c: device loss ---------------------------------------------- */
 /* The daemon died or hung up (a few loads, no system call). */

@@ -23,24 +23,50 @@ static void advance(_Atomic uint32_t *tail, uint32_t to)
 		atomic_store_explicit(tail, to, memory_order_release);
 }
 
-void srd_cqe_retire(struct srd_context *ctx, const struct srd_cqe *cqe)
+/* The QP a CQE names; cq->lock held.  A CQ mostly serves one QP, or a
+ * few in turn: the last one found is tried before the table. */
+static struct srd_qp *cqe_qp(struct srd_cq *cq, uint32_t qp_num)
 {
+	struct srd_context *ctx = to_ctx(cq->cq.context);
 	struct srd_hnode *n;
+
+	if (cq->last_qp && cq->last_qp->qp.qp_num == qp_num)
+		return cq->last_qp;
+	pthread_mutex_lock(&ctx->qpn_tab.lock);
+	n = srd_htab_find(&ctx->qpn_tab, qp_num);
+	pthread_mutex_unlock(&ctx->qpn_tab.lock);
+	if (!n)
+		return NULL;
+	/* Still alive after the unlock: ibv_destroy_qp takes cq->lock,
+	 * which we hold, before it frees a QP that completes here. */
+	cq->last_qp = container_of(n, struct srd_qp, qpn_node);
+	return cq->last_qp;
+}
+
+/* A CQE is consumed: its WQE's ring slot is free again; cq->lock held. */
+void srd_cqe_retire(struct srd_cq *cq, const struct srd_cqe *cqe)
+{
+	struct srd_qp *qp;
 
 	if ((cqe->flags & (SRD_CQE_RECV | SRD_CQE_SRQ)) ==
 	    (SRD_CQE_RECV | SRD_CQE_SRQ))
 		return; /* the SRQ frees its slots when the daemon takes them */
-	pthread_mutex_lock(&ctx->qpn_tab.lock);
-	n = srd_htab_find(&ctx->qpn_tab, cqe->qp_num);
-	if (n) {
-		struct srd_qp *qp = container_of(n, struct srd_qp, qpn_node);
+	qp = cqe_qp(cq, cqe->qp_num);
+	if (!qp)
+		return;
+	if (cqe->flags & SRD_CQE_RECV)
+		advance(&qp->rq.tail, cqe->wqe_idx + 1);
+	else
+		advance(&qp->sq.tail, cqe->wqe_idx + 1);
+}
 
-		if (cqe->flags & SRD_CQE_RECV)
-			advance(&qp->rq.tail, cqe->wqe_idx + 1);
-		else
-			advance(&qp->sq.tail, cqe->wqe_idx + 1);
-	}
-	pthread_mutex_unlock(&ctx->qpn_tab.lock);
+/* qp is out of qpn_tab and about to be freed: no poller of cq keeps it. */
+void srd_cq_forget_qp(struct srd_cq *cq, struct srd_qp *qp)
+{
+	pthread_spin_lock(&cq->lock);
+	if (cq->last_qp == qp)
+		cq->last_qp = NULL;
+	pthread_spin_unlock(&cq->lock);
 }
 
 static void cqe_to_wc(const struct srd_cqe *cqe, struct ibv_wc *wc)
@@ -77,7 +103,7 @@ int srd_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 		    srd_cqe_owner_for(cons, cq->log_entries))
 			break;
 		cqe_to_wc(cqe, &wc[n]);
-		srd_cqe_retire(ctx, cqe);
+		srd_cqe_retire(cq, cqe);
 	}
 	if (n) {
 		cq->cons = cons;

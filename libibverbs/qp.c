@@ -249,6 +249,9 @@ LIB_EXPORT int ibv_destroy_qp(struct ibv_qp *ibqp)
 		list_del(&qp->send_cq_node);
 		list_del(&qp->recv_cq_node);
 		pthread_mutex_unlock(&ctx->qpn_tab.lock);
+		srd_cq_forget_qp(to_cq(ibqp->send_cq), qp);
+		if (ibqp->recv_cq)
+			srd_cq_forget_qp(to_cq(ibqp->recv_cq), qp);
 	}
 	srd_evobj_del(ctx, &qp->ev);
 	pthread_mutex_lock(&ibqp->mutex);
