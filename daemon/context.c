@@ -199,13 +199,13 @@ static int mem_access_take(struct srd_client *c, uint32_t kind, int *fd)
 		} else if (pidfd_pid(*fd) != c->pid) {
 			return -EINVAL;
 		}
-		c->mem.pid = c->pid;
+		c->mem->pid = c->pid;
 		break;
 	default:
 		return -EINVAL;
 	}
-	c->mem.kind = (enum srd_mem_access)kind;
-	c->mem.fd = *fd;
+	c->mem->kind = (enum srd_mem_access)kind;
+	c->mem->fd = *fd;
 	*fd = -1; /* taken */
 	return 0;
 }
@@ -222,18 +222,37 @@ int cmd_open_device(struct srd_client *c, struct srd_req *rq,
 		return -EINVAL;
 	if (req->trace_flags & ~SRD_TRACE_CQE)
 		return -EINVAL;
+	if (req->flags & ~(SRD_OPEN_F_BIND | SRD_OPEN_F_IMPORT) ||
+	    req->flags == (SRD_OPEN_F_BIND | SRD_OPEN_F_IMPORT))
+		return -EINVAL;
 	nfds = (req->trace_flags ? 1 : 0) +
 	       (req->mem_access != SRD_MEM_NONE ? 1 : 0);
-	if (rq->nfds != nfds || req->rsvd)
+	if (rq->nfds != nfds + (req->flags ? 1 : 0))
 		return -EINVAL;
-	dev = device_by_index(c->d, req->index);
-	if (!dev)
-		return -ENODEV;
-	if (pipe2(p, O_CLOEXEC | O_NONBLOCK))
+	if (req->flags & SRD_OPEN_F_IMPORT) {
+		err = share_import(c, rq->fds[nfds]);
+		if (err)
+			return err;
+		dev = c->ctx->dev;
+	} else {
+		dev = device_by_index(c->d, req->index);
+		if (!dev)
+			return -ENODEV;
+	}
+	if (req->flags & SRD_OPEN_F_BIND) {
+		err = share_bind(c, rq->fds[nfds]);
+		if (err)
+			return err;
+	}
+	if (pipe2(p, O_CLOEXEC | O_NONBLOCK)) {
+		c->ctx = NULL;
 		return -errno;
+	}
 	if (req->mem_access != SRD_MEM_NONE) {
 		err = mem_access_take(c, req->mem_access, &rq->fds[nfds - 1]);
 		if (err) {
+			c->ctx = NULL;
+			c->bound = false;
 			close(p[0]);
 			close(p[1]);
 			return err;
@@ -247,6 +266,7 @@ int cmd_open_device(struct srd_client *c, struct srd_req *rq,
 	c->dev = dev;
 	rep = REP(rp, struct srd_open_device_rep);
 	rep->num_comp_vectors = 1;
+	rep->index = dev->index;
 	/* The read end goes to the client blocking, as an async_fd is
 	 * until the application changes it. */
 	fcntl(p[0], F_SETFL, 0);

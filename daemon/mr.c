@@ -57,6 +57,7 @@ struct mr_map {
 	size_t map_len;
 	uint8_t *base;
 	bool pvm;
+	struct srd_client_mem *mem; /* pvm: the registering process's */
 };
 
 static void mr_map_release(struct mr_map *m)
@@ -87,9 +88,9 @@ static int piece_fd_check(int fd, uint64_t off, uint64_t len)
  * Validate a registration request (r, with len bytes of payload from r on)
  * and its fds, and map its memory.
  */
-static int mr_map_build(struct srd_client *c, const struct srd_reg_mr_req *r,
-			uint32_t len, const int *fds, int nfds,
-			struct mr_map *out)
+static int mr_map_build(struct srd_client_mem *mem,
+			const struct srd_reg_mr_req *r, uint32_t len,
+			const int *fds, int nfds, struct mr_map *out)
 {
 	uint64_t sum = 0, end;
 	int nfd_pieces = 0, err;
@@ -143,9 +144,10 @@ static int mr_map_build(struct srd_client *c, const struct srd_reg_mr_req *r,
 		/* Reach all of it through the client's address space: the
 		 * memfd pieces are mapped there too.  Only through what the
 		 * client handed over at OPEN_DEVICE, never a bare pid. */
-		if (c->mem.kind == SRD_MEM_NONE)
+		if (mem->kind == SRD_MEM_NONE)
 			return -EINVAL;
 		out->pvm = true;
+		out->mem = mem;
 		return 0;
 	}
 	span = mmap(NULL, r->span_len, PROT_NONE,
@@ -181,6 +183,8 @@ static void mr_set_map(struct srd_mr *mr, const struct srd_reg_mr_req *r,
 	mr->map_len = m->map_len;
 	mr->base = m->base;
 	mr->pvm = m->pvm;
+	client_mem_put(mr->mem);
+	mr->mem = m->pvm ? client_mem_get(m->mem) : NULL;
 }
 
 static uint32_t mr_key(struct srd_daemon *d, uint32_t idx)
@@ -272,7 +276,8 @@ int cmd_reg_mr(struct srd_client *c, struct srd_req *rq, struct srd_rep *rp)
 	err = mr_charge(c, req->length, rq->nfds);
 	if (err)
 		return err;
-	err = mr_map_build(c, req, rq->len, rq->fds, rq->nfds, &m);
+	err = mr_map_build(req_conn(c, rq)->mem, req, rq->len, rq->fds,
+			   rq->nfds, &m);
 	if (err) {
 		mr_uncharge(c, req->length, rq->nfds);
 		return err;
@@ -325,7 +330,7 @@ int cmd_rereg_mr(struct srd_client *c, struct srd_req *rq, struct srd_rep *rp)
 		err = mr_charge(c, req->reg.length, rq->nfds);
 		if (err)
 			return err;
-		err = mr_map_build(c, &req->reg,
+		err = mr_map_build(req_conn(c, rq)->mem, &req->reg,
 				   rq->len - offsetof(typeof(*req), reg),
 				   rq->fds, rq->nfds, &m);
 		if (err) {
@@ -363,6 +368,7 @@ void mr_destroy(struct srd_mr *mr)
 		munmap(mr->map, mr->map_len);
 	if (mr->dm)
 		mr->dm->refcnt--;
+	client_mem_put(mr->mem);
 	mr->pd->refcnt--;
 	limits_uncharge(mr->owner, SRD_RES_BYTES, mr->charged_bytes);
 	limits_uncharge(mr->owner, SRD_RES_MAPS, mr->charged_maps);

@@ -22,10 +22,10 @@
 #define GUESSES 8192 /* beyond every table's first size */
 
 static int open_with(const char *name, uint32_t mem_access, int fd,
-		     uint32_t rsvd)
+		     uint32_t flags)
 {
 	struct srd_open_device_req req = { .mem_access = mem_access,
-					   .rsvd = rsvd };
+					   .flags = flags };
 	struct srd_open_device_rep rep;
 	int rfds[SRD_MAX_FDS], n = 0, c = t_connect(name), ret;
 
@@ -52,7 +52,8 @@ static void open_checks(const char *name)
 	T_EQ(open_with(name, SRD_MEM_PROCMEM, ro, 0), -EINVAL);
 	T_EQ(open_with(name, SRD_MEM_NONE, rw, 0), -EINVAL); /* fd extra */
 	T_EQ(open_with(name, 7, rw, 0), -EINVAL);
-	T_EQ(open_with(name, SRD_MEM_PROCMEM, rw, 1), -EINVAL);
+	T_EQ(open_with(name, SRD_MEM_PROCMEM, rw, 1u << 2),
+	     -EINVAL); /* unknown flag */
 	if (pidfd >= 0) {
 		T_EQ(open_with(name, SRD_MEM_PIDFD, pidfd, 0), 0);
 		T_EQ(open_with(name, SRD_MEM_PIDFD, p[0], 0), -EINVAL);
