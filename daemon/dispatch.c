@@ -83,6 +83,10 @@ static const struct cmd_desc verbs_cmds[SRD_CMD__MAX] = {
 	[SRD_CMD_CLOSE_XRCD] = { cmd_close_xrcd, sizeof(struct srd_handle_req),
 				 0 },
 	[SRD_CMD_OPEN_QP] = { cmd_open_qp, sizeof(struct srd_open_qp_req), 0 },
+	[SRD_CMD_CREATE_FLOW] = { cmd_create_flow,
+				  sizeof(struct srd_create_flow_req), F_VAR },
+	[SRD_CMD_DESTROY_FLOW] = { cmd_destroy_flow,
+				   sizeof(struct srd_handle_req), 0 },
 };
 
 void *rep_payload(struct srd_rep *rp, size_t len)

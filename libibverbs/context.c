@@ -71,6 +71,8 @@ void srd_ctx_set_ops(struct srd_context *ctx)
 	v->close_xrcd = srd_close_xrcd;
 	v->open_qp = srd_open_qp;
 	v->get_srq_num = srd_get_srq_num;
+	v->ibv_create_flow = srd_create_flow;
+	v->ibv_destroy_flow = srd_destroy_flow;
 }
 
 /* Reply fds of OPEN_DEVICE. */

@@ -58,6 +58,7 @@ int srd_query_device_ex(struct ibv_context *context,
 				 rep.ex.cap_flags_hi;
 	ex.phys_port_cnt_ex = ex.orig_attr.phys_port_cnt;
 	ex.max_wq_type_rq = 0;
+	ex.raw_packet_caps = rep.ex.raw_packet_caps;
 	memcpy(attr, &ex, attr_size < sizeof(ex) ? attr_size : sizeof(ex));
 	return 0;
 }
