@@ -384,8 +384,8 @@ int cmd_dereg_mr(struct srd_client *c, struct srd_req *rq, struct srd_rep *rp)
 	return 0;
 }
 
-int mr_check(const struct srd_mr *mr, const struct srd_pd *pd, uint64_t va,
-	     uint64_t len, int access)
+int mr_check_copy(const struct srd_mr *mr, const struct srd_pd *pd, uint64_t va,
+		  uint64_t len, int access)
 {
 	uint64_t off;
 
@@ -402,11 +402,19 @@ int mr_check(const struct srd_mr *mr, const struct srd_pd *pd, uint64_t va,
 	off = va - mr->iova;
 	if (off > mr->length || len > mr->length - off)
 		return -EFAULT;
+	return 0;
+}
+
+int mr_check(const struct srd_mr *mr, const struct srd_pd *pd, uint64_t va,
+	     uint64_t len, int access)
+{
+	int err = mr_check_copy(mr, pd, va, len, access);
+
 	/* Memory of a client that died is no memory: as if the MR were
 	 * gone (a peer gets a remote access error). */
-	if (mr->pvm && !mr_owner_alive(mr))
+	if (!err && len && mr->pvm && !mr_owner_alive(mr))
 		return -EFAULT;
-	return 0;
+	return err;
 }
 
 /* What an MR over device memory may grant (mlx5's list). */
