@@ -19,8 +19,8 @@
 #include "common/list.h"
 #include "common/proto.h"
 #include "common/ring.h"
-#include "libibverbs/daemon_conn.h"
-#include "libibverbs/htab.h"
+#include "libcommon/daemon_conn.h"
+#include "libcommon/htab.h"
 #include "libibverbs/mem.h"
 
 #define LIB_EXPORT __attribute__((visibility("default")))

@@ -24,8 +24,8 @@
 
 #include "common/list.h"
 #include "common/proto_cm.h"
-#include "libibverbs/daemon_conn.h"
-#include "libibverbs/htab.h"
+#include "libcommon/daemon_conn.h"
+#include "libcommon/htab.h"
 
 #define LIB_EXPORT __attribute__((visibility("default")))
 

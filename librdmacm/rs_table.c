@@ -3,7 +3,7 @@
  * Which descriptors are rsockets.  Lookups happen on every r* call, also
  * for ordinary descriptors: common/fd_table.h reads without a lock.
  */
-#include "common/fd_table.h"
+#include "librdmacm/fd_table.h"
 #include "librdmacm/rs.h"
 
 static struct srd_fd_table table = SRD_FD_TABLE_INIT;

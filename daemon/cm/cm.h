@@ -25,7 +25,7 @@
 
 #include <rdma/rdma_cma.h>
 
-#include "common/cm_mad.h"
+#include "daemon/cm/cm_mad.h"
 #include "common/list.h"
 #include "common/proto_cm.h"
 #include "daemon/core.h"

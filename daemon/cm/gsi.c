@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "common/inet.h"
-#include "common/roce.h"
+#include "daemon/net/roce.h"
 #include "daemon/cm/cm.h"
 
 #define GSI_SQ_DEPTH 256

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/roce.h"
+#include "daemon/net/roce.h"
 #include "daemon/fault/fault.h"
 #include "daemon/net/net.h"
 

@@ -19,7 +19,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "common/roce.h"
+#include "daemon/net/roce.h"
 #include "daemon/objects.h"
 #include "daemon/transport/dma.h"
 #include "daemon/transport/pkt.h"

@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "common/roce.h"
+#include "daemon/net/roce.h"
 
 enum srd_op_flags {
 	/* headers after the BTH, in wire order */

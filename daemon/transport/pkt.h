@@ -18,7 +18,7 @@
 
 #include <infiniband/verbs.h>
 
-#include "common/roce.h"
+#include "daemon/net/roce.h"
 #include "daemon/transport/dma.h"
 #include "daemon/transport/opcode.h"
 

@@ -11,7 +11,7 @@
 
 #include <rdma/rsocket.h>
 
-#include "common/fd_table.h"
+#include "librdmacm/fd_table.h"
 #include "preload.h"
 
 static struct srd_fd_table table = SRD_FD_TABLE_INIT;

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/cm_mad.h"
+#include "daemon/cm/cm_mad.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/cm_mad.h"
+#include "daemon/cm/cm_mad.h"
 #include "t_assert.h"
 
 static const uint16_t all_attrs[] = {

@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/cm_mad.h"
-#include "common/roce.h"
+#include "daemon/cm/cm_mad.h"
+#include "daemon/net/roce.h"
 #include "daemon/net/pcap.h"
 #include "t_assert.h"
 

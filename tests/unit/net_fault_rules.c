@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "common/roce.h"
+#include "daemon/net/roce.h"
 #include "daemon/fault/fault.h"
 #include "tests/unit/t_proto.h"
 

@@ -16,7 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "common/roce.h"
+#include "daemon/net/roce.h"
 #include "daemon/net/icrc.h"
 #include "daemon/net/udp.h"
 #include "tests/unit/t_proto.h"

@@ -15,7 +15,7 @@
  *   - ids with QPs librdmacm made: the provider has no ECE, so the
  *     REQ carries none, and the connection is made as before.
  */
-#include "common/cm_mad.h"
+#include "daemon/cm/cm_mad.h"
 #include "t_cm.h"
 
 #define VENDOR 0x02c9u /* any 24-bit vendor ID */

@@ -17,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "common/roce.h"
+#include "daemon/net/roce.h"
 #include "daemon/cm/cm.h"
 #include "tests/func/cm/t_cm_core.h"
 #include "tests/func/cm/t_cm_mads.h"

@@ -9,7 +9,7 @@
 
 #include <rdma/rdma_cma.h>
 
-#include "common/cm_mad.h"
+#include "daemon/cm/cm_mad.h"
 #include "common/proto_cm.h"
 
 #include "t_util.h"

@@ -6,7 +6,7 @@
 #ifndef SOFTRDMA_TESTS_T_CM_MADS_H
 #define SOFTRDMA_TESTS_T_CM_MADS_H
 
-#include "common/cm_mad.h"
+#include "daemon/cm/cm_mad.h"
 #include "tests/unit/t_core.h"
 
 /* The CM MADs of a pcap, in order, at most max.  How many, or a

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "common/cm_mad.h"
+#include "daemon/cm/cm_mad.h"
 
 enum cm_field_kind {
 	CM_F_UINT,  /* an unsigned value of width bits */

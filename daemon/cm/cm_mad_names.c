@@ -6,8 +6,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "common/cm_mad.h"
-#include "common/cm_mad_layout.h"
+#include "daemon/cm/cm_mad.h"
+#include "daemon/cm/cm_mad_layout.h"
 
 const char *cm_mad_str(uint16_t attr_id)
 {

@@ -2,7 +2,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "libibverbs/htab.h"
+#include "libcommon/htab.h"
 
 #define SRD_HTAB_MIN 64
 

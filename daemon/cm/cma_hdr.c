@@ -10,7 +10,7 @@
 #include <netinet/in.h>
 #include <string.h>
 
-#include "common/cm_mad.h"
+#include "daemon/cm/cm_mad.h"
 
 int cm_ip_service_id_parse(uint64_t sid, uint16_t *ps, uint16_t *port)
 {

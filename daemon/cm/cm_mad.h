@@ -22,7 +22,7 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
-#include "common/mad.h"
+#include "daemon/cm/mad.h"
 
 #define CM_CLASS_VERSION 2
 

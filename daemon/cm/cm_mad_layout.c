@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "common/cm_mad_layout.h"
+#include "daemon/cm/cm_mad_layout.h"
 
 #define CM_MSIZE(st, m) sizeof(((st *)0)->m)
 #define U(st, m, o, b, w)                                                      \

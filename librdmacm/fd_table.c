@@ -3,7 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "common/fd_table.h"
+#include "librdmacm/fd_table.h"
 
 #define FD_TABLE_MIN 1024
 

@@ -20,7 +20,7 @@
 
 #include "common/msg.h"
 #include "common/proto.h"
-#include "libibverbs/daemon_conn.h"
+#include "libcommon/daemon_conn.h"
 
 #ifndef SRD_INSTALL_BINDIR
 #define SRD_INSTALL_BINDIR "/usr/local/bin"

@@ -8,8 +8,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include "common/cm_mad.h"
-#include "common/cm_mad_layout.h"
+#include "daemon/cm/cm_mad.h"
+#include "daemon/cm/cm_mad_layout.h"
 
 static uint64_t width_mask(unsigned int width)
 {
