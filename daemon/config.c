@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon/link.h"
+#include "daemon/device/link.h"
 
 #define CONFIG_MAX_WORDS 16
 #define CONFIG_MAX_LINKS 256

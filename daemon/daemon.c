@@ -11,9 +11,9 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
-#include "daemon/core.h"
-#include "daemon/link.h"
-#include "daemon/loop_ev.h"
+#include "daemon/core/core.h"
+#include "daemon/device/link.h"
+#include "daemon/core/loop_ev.h"
 
 /* First QPN handed out: 0 and 1 are the SMI and GSI QPs. */
 #define SRD_FIRST_QPN 0x11

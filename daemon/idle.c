@@ -14,8 +14,8 @@
 #include <sys/stat.h>
 
 #include "common/proto_admin.h"
-#include "daemon/core.h"
-#include "daemon/link.h"
+#include "daemon/core/core.h"
+#include "daemon/device/link.h"
 
 #define NETNS_DIR "/run/netns"
 #define NETNS_CHECK_NS 1000000000ull

@@ -14,8 +14,8 @@
 #include <unistd.h>
 
 #include "daemon/activation.h"
-#include "daemon/core.h"
-#include "daemon/link.h"
+#include "daemon/core/core.h"
+#include "daemon/device/link.h"
 #include "daemon/net/net.h"
 
 #define SRD_CONFIG_ENV "SOFTRDMA_CONFIG"

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "common/proto_admin.h"
-#include "daemon/admin.h"
+#include "daemon/admin/admin.h"
 #include "daemon/cm/cm.h"
 
 #define CM_DEV_SCAN_NS 100000000ull /* look for new devices every 100 ms */

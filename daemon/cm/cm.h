@@ -28,8 +28,8 @@
 #include "daemon/cm/cm_mad.h"
 #include "common/list.h"
 #include "common/proto_cm.h"
-#include "daemon/core.h"
-#include "daemon/link.h"
+#include "daemon/core/core.h"
+#include "daemon/device/link.h"
 
 /* The kernel CM's settings for RoCE (rdma_cm's CMA_* values). */
 #define CM_GSI_QKEY 0x80010000u

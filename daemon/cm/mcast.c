@@ -16,7 +16,7 @@
 
 #include "common/inet.h"
 #include "daemon/cm/cm.h"
-#include "daemon/mcast.h"
+#include "daemon/core/mcast.h"
 
 #define MC_HOP_LIMIT 64 /* IPV6_DEFAULT_HOPLIMIT, for IPv4 on RoCE v2 */
 

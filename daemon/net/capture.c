@@ -7,7 +7,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "daemon/core.h"
+#include "daemon/core/core.h"
 #include "daemon/net/capture.h"
 
 /* Ethernet, IPv6 and UDP around the largest UDP payload. */

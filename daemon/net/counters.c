@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon/core.h"
+#include "daemon/core/core.h"
 #include "daemon/net/net.h"
 
 #define C(name)                                                \

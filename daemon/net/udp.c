@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "common/inet.h"
-#include "daemon/core.h"
+#include "daemon/core/core.h"
 #include "daemon/net/icrc.h"
 #include "daemon/net/udp.h"
 

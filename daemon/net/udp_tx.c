@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "daemon/core.h"
+#include "daemon/core/core.h"
 #include "daemon/net/icrc.h"
 #include "daemon/net/udp.h"
 

@@ -11,7 +11,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "daemon/core.h"
+#include "daemon/core/core.h"
 #include "daemon/transport/engine.h"
 
 enum comp_state {

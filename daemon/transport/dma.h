@@ -12,7 +12,7 @@
 #include <sys/uio.h>
 
 #include "common/ring.h"
-#include "daemon/objects.h"
+#include "daemon/core/objects.h"
 
 enum srd_dma_kind {
 	SRD_DMA_NONE = 0,

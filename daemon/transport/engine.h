@@ -20,7 +20,7 @@
 #include <stdint.h>
 
 #include "daemon/net/roce.h"
-#include "daemon/objects.h"
+#include "daemon/core/objects.h"
 #include "daemon/transport/dma.h"
 #include "daemon/transport/pkt.h"
 

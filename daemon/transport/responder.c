@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "common/inet.h"
-#include "daemon/core.h"
+#include "daemon/core/core.h"
 #include "daemon/transport/engine.h"
 
 enum resp_state {

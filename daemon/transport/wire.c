@@ -10,9 +10,9 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
-#include "daemon/core.h"
+#include "daemon/core/core.h"
 #include "daemon/net/icrc.h"
-#include "daemon/net/mcast.h"
+#include "daemon/transport/wire_mcast.h"
 #include "daemon/transport/engine.h"
 #include "daemon/transport/wire.h"
 

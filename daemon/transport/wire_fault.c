@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon/core.h"
-#include "daemon/mcast.h"
-#include "daemon/net/mcast.h"
+#include "daemon/core/core.h"
+#include "daemon/core/mcast.h"
+#include "daemon/transport/wire_mcast.h"
 #include "daemon/transport/engine.h"
 #include "daemon/transport/wire.h"
 

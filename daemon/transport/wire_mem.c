@@ -12,7 +12,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "daemon/net/mcast.h"
+#include "daemon/transport/wire_mcast.h"
 #include "daemon/transport/engine.h"
 #include "daemon/transport/wire.h"
 

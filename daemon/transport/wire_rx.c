@@ -11,9 +11,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "daemon/mcast.h"
+#include "daemon/core/mcast.h"
 #include "daemon/net/icrc.h"
-#include "daemon/net/mcast.h"
+#include "daemon/transport/wire_mcast.h"
 #include "daemon/transport/engine.h"
 #include "daemon/transport/wire.h"
 

@@ -5,7 +5,7 @@
 #include <net/if.h>
 #include <string.h>
 
-#include "daemon/mcast.h"
+#include "daemon/core/mcast.h"
 #include "daemon/net/icrc.h"
 #include "daemon/transport/engine.h"
 #include "daemon/transport/wire.h"

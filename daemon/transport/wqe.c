@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "common/dump.h"
-#include "daemon/core.h"
+#include "daemon/core/core.h"
 #include "daemon/transport/engine.h"
 
 /* Check a copied send WQE and fill in what the requester needs.

@@ -9,7 +9,7 @@
  */
 #include <string.h>
 
-#include "daemon/link.h"
+#include "daemon/device/link.h"
 #include "tests/unit/engine_harness.h"
 
 #define ALL_ACCESS                                          \

@@ -4,7 +4,7 @@
 #ifndef SOFTRDMA_TESTS_UNIT_T_CORE_H
 #define SOFTRDMA_TESTS_UNIT_T_CORE_H
 
-#include "daemon/core.h"
+#include "daemon/core/core.h"
 #include "tests/unit/t_proto.h"
 
 struct t_core {

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "common/proto_admin.h"
-#include "daemon/link.h"
+#include "daemon/device/link.h"
 #include "t_assert.h"
 
 static union ibv_gid v4(uint8_t a, uint8_t b, uint8_t c, uint8_t dd)

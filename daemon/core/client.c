@@ -1,0 +1,280 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Client connections: accepting them, reading requests, sending replies,
+ * and releasing everything a client owned when its connection closes (the
+ * process exited, crashed or closed its context).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "common/msg.h"
+#include "daemon/core/core.h"
+
+/* Requests served per wakeup before giving others a turn. */
+#define CLIENT_BATCH 16
+
+/* The process's name, for listings: what ps shows. */
+static void client_comm(struct srd_client *c)
+{
+	char path[64];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)c->pid);
+	fd = c->pid ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+	if (fd < 0)
+		return;
+	n = read(fd, c->comm, sizeof(c->comm) - 1);
+	close(fd);
+	if (n < 0)
+		n = 0;
+	c->comm[n] = '\0';
+	if (n && c->comm[n - 1] == '\n')
+		c->comm[n - 1] = '\0';
+}
+
+static void client_new(struct srd_daemon *d, int fd)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	struct srd_client *c = calloc(1, sizeof(*c));
+	struct ucred cred;
+	socklen_t clen = sizeof(cred);
+
+	if (!c) {
+		close(fd);
+		return;
+	}
+	c->d = d;
+	c->fd = fd;
+	c->async_wfd = -1;
+	c->trace_fd = -1;
+	c->mem.fd = -1;
+	if (!getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen)) {
+		c->pid = cred.pid;
+		c->uid = cred.uid;
+	}
+	client_comm(c);
+	if (limits_client_add(c)) {
+		close(fd);
+		free(c);
+		return;
+	}
+	ev.data.ptr = c;
+	if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, fd, &ev)) {
+		limits_client_gone(c);
+		close(fd);
+		free(c);
+		return;
+	}
+	list_add_tail(&d->clients, &c->node);
+	d->nclients++;
+	srd_log(SRD_LOG_DEBUG, "client pid %d connected", (int)c->pid);
+}
+
+/*
+ * Out of fds, a pending connection would keep the listening socket
+ * readable and the loop spinning: give up a spare fd kept for this, take
+ * the connection and close it, so the client sees an error at once.
+ */
+static int spare_fd = -1;
+
+void client_spare_fd(bool hold)
+{
+	if (hold && spare_fd < 0)
+		spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (!hold && spare_fd >= 0) {
+		close(spare_fd);
+		spare_fd = -1;
+	}
+}
+
+static void client_refuse_one(struct srd_daemon *d)
+{
+	int fd;
+
+	client_spare_fd(false);
+	fd = accept4(d->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+	if (fd >= 0)
+		close(fd);
+	client_spare_fd(true);
+	srd_log(SRD_LOG_WARN, "out of file descriptors: connection refused");
+}
+
+void client_accept_all(struct srd_daemon *d)
+{
+	for (;;) {
+		int fd = accept4(d->listen_fd, NULL, NULL,
+				 SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+		if (fd < 0) {
+			if (errno == EINTR || errno == ECONNABORTED)
+				continue;
+			if (errno == EMFILE || errno == ENFILE)
+				client_refuse_one(d);
+			return; /* EAGAIN: done */
+		}
+		client_new(d, fd);
+	}
+}
+
+/* Destroy every object of one table that c owns. */
+#define DESTROY_OWNED(tbl, type, fn)                                       \
+	do {                                                               \
+		for (uint32_t i = (tbl)->first; i < table_end(tbl); i++) { \
+			type *o = table_get((tbl), i);                     \
+			if (o && o->owner == c)                            \
+				fn(o);                                     \
+		}                                                          \
+	} while (0)
+
+void client_destroy(struct srd_client *c)
+{
+	struct srd_daemon *d = c->d;
+
+	c->dead = true;
+	cm_client_gone(c);
+	/* Users before what they use: the engine lets go of a QP first.
+	 * Shared XRC target QPs pass to their other holders. */
+	xrc_client_gone(c);
+	DESTROY_OWNED(&d->qps_by_num, struct srd_qp, qp_destroy);
+	DESTROY_OWNED(&d->srqs, struct srd_srq, srq_destroy);
+	DESTROY_OWNED(&d->xrcds, struct srd_xrcd_handle, xrcd_handle_destroy);
+	DESTROY_OWNED(&d->cqs, struct srd_cq, cq_destroy);
+	DESTROY_OWNED(&d->ahs, struct srd_ah, ah_destroy);
+	DESTROY_OWNED(&d->mws, struct srd_mw, mw_destroy);
+	DESTROY_OWNED(&d->mrs, struct srd_mr, mr_destroy);
+	DESTROY_OWNED(&d->dms, struct srd_dm, dm_destroy);
+	DESTROY_OWNED(&d->channels, struct srd_comp_channel, channel_destroy);
+	DESTROY_OWNED(&d->pds, struct srd_pd, pd_destroy);
+	epoll_ctl(d->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+	close(c->fd);
+	if (c->async_wfd >= 0)
+		close(c->async_wfd);
+	if (c->trace_fd >= 0)
+		close(c->trace_fd);
+	if (c->mem.fd >= 0)
+		close(c->mem.fd);
+	limits_client_gone(c);
+	list_del(&c->node);
+	if (--d->nclients == 0)
+		d->idle_since = srd_now_ns();
+	if (c->trace_dropped)
+		srd_log(SRD_LOG_INFO, "pid %d: %llu CQE trace lines dropped",
+			(int)c->pid, (unsigned long long)c->trace_dropped);
+	srd_log(SRD_LOG_DEBUG, "client pid %d gone", (int)c->pid);
+	free(c);
+}
+
+void client_async_event(struct srd_client *c, enum ibv_event_type type,
+			uint64_t user_handle)
+{
+	struct srd_async_event ev = {
+		.event_type = type,
+		.port_num = (type == IBV_EVENT_PORT_ACTIVE ||
+			     type == IBV_EVENT_PORT_ERR ||
+			     type == IBV_EVENT_LID_CHANGE ||
+			     type == IBV_EVENT_PKEY_CHANGE ||
+			     type == IBV_EVENT_GID_CHANGE ||
+			     type == IBV_EVENT_SM_CHANGE ||
+			     type == IBV_EVENT_CLIENT_REREGISTER)
+				    ? 1
+				    : 0,
+		.user_handle = user_handle,
+	};
+
+	if (!c || c->dead || c->async_wfd < 0)
+		return;
+	/* Non-blocking: a client that never reads its events loses the
+	 * newest ones rather than stalling the device. */
+	if (write(c->async_wfd, &ev, sizeof(ev)) != sizeof(ev))
+		srd_log(SRD_LOG_DEBUG, "async event %u to pid %d dropped", type,
+			(int)c->pid);
+}
+
+static void close_unkept(struct srd_rep *rp)
+{
+	for (int i = 0; i < rp->nfds; i++)
+		if (!(rp->keep_mask & (1u << i)))
+			close(rp->fds[i]);
+	rp->nfds = 0;
+}
+
+/* Serve one request.  Returns 0 to go on, -EAGAIN when nothing is left to
+ * read, or another negative errno when the connection must close. */
+static int client_serve_one(struct srd_client *c)
+{
+	_Alignas(8) uint8_t buf[SRD_MSG_MAX];
+	struct srd_msg_hdr h = { 0 }, rh = { 0 };
+	struct srd_req rq = { 0 };
+	static struct srd_rep rp; /* large; the daemon is single threaded */
+	int fds[SRD_MAX_FDS];
+	int nfds, n, ret;
+
+	memset(buf, 0, sizeof(h));
+	n = srd_msg_recv(c->fd, buf, sizeof(buf), fds, &nfds, SRD_MAX_FDS);
+	if (n == 0)
+		return -ECONNRESET;
+	if (n < 0 && n != -EMSGSIZE && n != -EBADMSG)
+		return n;
+	memcpy(&h, buf, sizeof(h));
+	rp.len = 0;
+	rp.nfds = 0;
+	rp.keep_mask = 0;
+	rp.err_payload = false;
+	if (n < 0) {
+		/* Oversized, too many fds, or a length field that lies:
+		 * the fds are already closed; answer and carry on. */
+		ret = -EINVAL;
+	} else {
+		rq.op = h.op;
+		rq.data = buf + sizeof(h);
+		rq.len = h.len;
+		rq.fds = fds;
+		rq.nfds = nfds;
+		ret = dispatch(c, &rq, &rp);
+		/* Whatever the handler did not keep is closed here, so a
+		 * bad request never leaks what came with it. */
+		srd_close_fds(fds, nfds);
+	}
+	if (ret) {
+		close_unkept(&rp);
+		if (!rp.err_payload)
+			rp.len = 0;
+	}
+	rh.op = h.op;
+	rh.len = rp.len;
+	rh.status = ret;
+	n = srd_msg_send(c->fd, &rh, rp.data, rp.fds, rp.nfds);
+	close_unkept(&rp);
+	if (n < 0) {
+		/* A client only ever has one request in flight, so a full
+		 * socket means it does not read its replies. */
+		return n == -EAGAIN ? -EPIPE : n;
+	}
+	return 0;
+}
+
+void client_input(struct srd_client *c, uint32_t events)
+{
+	int ret = 0;
+
+	if (events & EPOLLIN) {
+		for (int i = 0; i < CLIENT_BATCH; i++) {
+			ret = client_serve_one(c);
+			if (ret)
+				break;
+		}
+		if (ret == -EAGAIN)
+			ret = 0;
+	}
+	if (!ret && (events & (EPOLLHUP | EPOLLERR)) && !(events & EPOLLIN))
+		ret = -ECONNRESET;
+	if (ret)
+		client_destroy(c);
+}

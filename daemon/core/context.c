@@ -1,0 +1,257 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * HELLO, LIST_DEVICES and OPEN_DEVICE: what turns a connection into an
+ * opened device context.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
+#include <linux/magic.h>
+
+#include "daemon/core/core.h"
+
+int cmd_hello(struct srd_client *c, struct srd_req *rq, struct srd_rep *rp)
+{
+	const struct srd_hello_req *req = rq->data;
+	struct srd_hello_rep *rep;
+
+	if (c->hello)
+		return -EINVAL;
+	if (req->version != SRD_PROTO_VERSION)
+		return -EPROTONOSUPPORT;
+	/* The pid is what process_vm_* will be aimed at: it must be the
+	 * peer's own, as the kernel saw it connect. */
+	if (c->pid && req->pid != (uint32_t)c->pid) {
+		srd_log(SRD_LOG_WARN, "hello from pid %u on a socket of pid %d",
+			req->pid, (int)c->pid);
+		return -EPERM;
+	}
+	c->hello = true;
+	rep = REP(rp, struct srd_hello_rep);
+	rep->version = SRD_PROTO_VERSION;
+	rep->daemon_pid = getpid();
+	return 0;
+}
+
+int cmd_list_devices(struct srd_client *c, struct srd_req *rq,
+		     struct srd_rep *rp)
+{
+	uint32_t n = device_count(c->d);
+	struct srd_list_devices_rep *rep;
+	uint32_t i = 0;
+
+	rep = rep_payload(rp, sizeof(*rep) + n * sizeof(rep->dev[0]));
+	list_for_each (&c->d->devices, it) {
+		struct srd_device *dev =
+			list_entry(it, struct srd_device, node);
+		struct srd_device_info *di = &rep->dev[i++];
+
+		snprintf(di->name, sizeof(di->name), "%s", dev->name);
+		snprintf(di->netdev, sizeof(di->netdev), "%s", dev->netdev);
+		di->node_guid = dev->node_guid;
+		di->index = dev->index;
+		di->node_type = IBV_NODE_CA;
+		di->transport = IBV_TRANSPORT_IB;
+	}
+	rep->count = n;
+	return 0;
+}
+
+/*
+ * The trace fd is the client's stderr.  Writing to it must never block the
+ * device, and setting O_NONBLOCK on it would change the client's own file
+ * description.  A socket is written with MSG_DONTWAIT, which asks for
+ * non-blocking per call.  Pipes, FIFOs and terminals get a description of
+ * our own, opened non-blocking through /proc.  A regular file never blocks
+ * for long, and must be written through the client's own description,
+ * whose offset the client's writes share.  Anything else is traced only if
+ * its description is non-blocking already; otherwise there is no trace.
+ * Returns the fd to write to, or -1.
+ */
+static int trace_fd_open(struct srd_client *c, int *fd)
+{
+	struct stat st;
+	char path[64];
+	int nfd, fl;
+
+	if (fstat(*fd, &st))
+		return -1;
+	if (S_ISSOCK(st.st_mode)) {
+		c->trace_sock = true;
+	} else if (!S_ISREG(st.st_mode)) {
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", *fd);
+		nfd = open(path, O_WRONLY | O_APPEND | O_NONBLOCK | O_CLOEXEC |
+					 O_NOCTTY);
+		if (nfd >= 0)
+			return nfd;
+		fl = fcntl(*fd, F_GETFL);
+		if (fl < 0 || !(fl & O_NONBLOCK)) {
+			srd_log(SRD_LOG_WARN,
+				"pid %d: trace fd cannot be written without "
+				"blocking: no CQE trace",
+				(int)c->pid);
+			return -1;
+		}
+	}
+	nfd = *fd;
+	*fd = -1; /* taken */
+	return nfd;
+}
+
+/* Is fd what SRD_MEM_PROCMEM promises: a /proc/PID/mem file open for
+ * reading and writing?  It was opened by the client, so it grants no more
+ * than the client's own access to that address space. */
+static bool procmem_fd_ok(int fd)
+{
+	char path[64], link[256];
+	struct statfs sfs;
+	ssize_t n;
+	int fl = fcntl(fd, F_GETFL);
+
+	if (fl < 0 || (fl & O_ACCMODE) != O_RDWR)
+		return false;
+	if (fstatfs(fd, &sfs) || sfs.f_type != PROC_SUPER_MAGIC)
+		return false;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	n = readlink(path, link, sizeof(link) - 1);
+	if (n < 0)
+		return true; /* no /proc of our own to tell more */
+	link[n] = '\0';
+	return n >= 4 && !strcmp(link + n - 4, "/mem");
+}
+
+/* The pid a pidfd names, from its fdinfo (in the pid namespace of the
+ * /proc mount); -1 if fd is no pidfd, 0 if there is no /proc to tell. */
+static pid_t pidfd_pid(int fd)
+{
+	char path[64], buf[1024], *p;
+	ssize_t n;
+	long pid;
+	int f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = open(path, O_RDONLY | O_CLOEXEC);
+	if (f < 0)
+		return 0;
+	n = read(f, buf, sizeof(buf) - 1);
+	close(f);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	p = strstr(buf, "\nPid:");
+	if (!p)
+		return -1;
+	pid = strtol(p + 5, NULL, 10);
+	return pid > 0 ? (pid_t)pid : -1;
+}
+
+#ifndef SO_PEERPIDFD
+#define SO_PEERPIDFD 77 /* Linux 6.5 */
+#endif
+
+/* A pidfd of the process that connected, as the kernel saw it; -1. */
+static int peer_pidfd(const struct srd_client *c)
+{
+	socklen_t len = sizeof(int);
+	int fd = -1;
+
+	if (getsockopt(c->fd, SOL_SOCKET, SO_PEERPIDFD, &fd, &len) ||
+	    len != sizeof(int))
+		return -1;
+	return fd;
+}
+
+/*
+ * The client's memory access (common/proto.h): keep the fd when it is
+ * what it claims, else fail OPEN_DEVICE.  A pidfd must name the process
+ * that connected, as the kernel saw it (SO_PEERCRED): process_vm_* runs
+ * with our rights, not the client's.  fdinfo counts pids in the namespace
+ * of the /proc mount, SO_PEERCRED in ours: the kernel's own pidfd of the
+ * peer is the better witness.
+ */
+static int mem_access_take(struct srd_client *c, uint32_t kind, int *fd)
+{
+	int own;
+
+	switch (kind) {
+	case SRD_MEM_PROCMEM:
+		if (!procmem_fd_ok(*fd))
+			return -EINVAL;
+		break;
+	case SRD_MEM_PIDFD:
+		if (!c->pid)
+			return -EINVAL;
+		/* The kernel's own pidfd of the peer where it gives one;
+		 * else the client's, if its fdinfo names the peer's pid. */
+		if (pidfd_pid(*fd) < 0)
+			return -EINVAL;
+		own = peer_pidfd(c);
+		if (own >= 0) {
+			close(*fd);
+			*fd = own;
+		} else if (pidfd_pid(*fd) != c->pid) {
+			return -EINVAL;
+		}
+		c->mem.pid = c->pid;
+		break;
+	default:
+		return -EINVAL;
+	}
+	c->mem.kind = (enum srd_mem_access)kind;
+	c->mem.fd = *fd;
+	*fd = -1; /* taken */
+	return 0;
+}
+
+int cmd_open_device(struct srd_client *c, struct srd_req *rq,
+		    struct srd_rep *rp)
+{
+	const struct srd_open_device_req *req = rq->data;
+	struct srd_open_device_rep *rep;
+	struct srd_device *dev;
+	int p[2], nfds, err;
+
+	if (c->dev)
+		return -EINVAL;
+	if (req->trace_flags & ~SRD_TRACE_CQE)
+		return -EINVAL;
+	nfds = (req->trace_flags ? 1 : 0) +
+	       (req->mem_access != SRD_MEM_NONE ? 1 : 0);
+	if (rq->nfds != nfds || req->rsvd)
+		return -EINVAL;
+	dev = device_by_index(c->d, req->index);
+	if (!dev)
+		return -ENODEV;
+	if (pipe2(p, O_CLOEXEC | O_NONBLOCK))
+		return -errno;
+	if (req->mem_access != SRD_MEM_NONE) {
+		err = mem_access_take(c, req->mem_access, &rq->fds[nfds - 1]);
+		if (err) {
+			close(p[0]);
+			close(p[1]);
+			return err;
+		}
+	}
+	if (req->trace_flags) {
+		c->trace_fd = trace_fd_open(c, &rq->fds[0]);
+		c->trace_flags = c->trace_fd >= 0 ? req->trace_flags : 0;
+	}
+	c->async_wfd = p[1];
+	c->dev = dev;
+	rep = REP(rp, struct srd_open_device_rep);
+	rep->num_comp_vectors = 1;
+	/* The read end goes to the client blocking, as an async_fd is
+	 * until the application changes it. */
+	fcntl(p[0], F_SETFL, 0);
+	rep_add_fd(rp, p[0], false);
+	rep_add_fd(rp, c->d->doorbell_fd, true);
+	rep_add_fd(rp, c->d->dev_page_fd, true);
+	return 0;
+}

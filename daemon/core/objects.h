@@ -1,0 +1,463 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * softrdmad's objects: what ib_core's object tables and a NIC's context
+ * memory hold.  The daemon is single threaded (one epoll loop runs the
+ * command channels and the transport engine), so nothing here is locked.
+ *
+ * Ownership: every object belongs to one client (an opened context).  When
+ * the client's connection closes, client_destroy() releases everything it
+ * owned, QPs first.
+ */
+#ifndef SOFTRDMA_DAEMON_OBJECTS_H
+#define SOFTRDMA_DAEMON_OBJECTS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <infiniband/softrdma.h>
+#include <infiniband/verbs.h>
+
+#include "common/list.h"
+#include "common/proto.h"
+#include "common/ring.h"
+#include "daemon/core/limits.h"
+
+struct srd_daemon;
+struct srd_client;
+struct srd_qp_transport; /* engine-private per-QP state (transport/) */
+
+/* Generic index table: handles and keys are table indices. */
+struct srd_table {
+	void **slot;
+	uint32_t size; /* allocated slots */
+	uint32_t max;  /* hard limit (device attribute) */
+	uint32_t count;
+	uint32_t hint;	/* next index to try */
+	uint32_t first; /* smallest index handed out */
+	uint8_t *gen;	/* per slot: changed on every free (MR key byte) */
+	/* table_randomize(): indices and generations drawn at random from
+	 * at least span slots, so none can be guessed from another. */
+	bool random;
+	uint32_t span;
+};
+
+struct srd_port {
+	enum ibv_port_state state;
+	enum ibv_mtu max_mtu;
+	enum ibv_mtu active_mtu;
+	uint32_t netdev_mtu;
+	union ibv_gid gid[SRD_MAX_GIDS];
+	bool gid_valid[SRD_MAX_GIDS];
+	uint32_t gid_count;
+};
+
+struct srd_device {
+	struct list_node node; /* in daemon->devices */
+	uint32_t index;
+	char name[64];
+	char netdev[64];
+	uint64_t node_guid; /* big endian */
+	struct ibv_device_attr attr;
+	struct srd_port port; /* port 1 */
+	/* QP1 (cm/gsi.c): reached by QPN 1 on this device, in no table. */
+	struct srd_qp *gsi;
+	struct srd_mcast *mcast; /* multicast groups (mcast.h), or NULL */
+	struct srd_device_caps_ex caps_ex; /* ibv_query_device_ex's extras */
+	uint64_t dm_used; /* bytes of device memory allocated (dm.c) */
+};
+
+struct srd_pd {
+	uint32_t handle;
+	struct srd_client *owner;
+	uint32_t refcnt; /* MRs, QPs, SRQs, AHs using it */
+};
+
+/* How the daemon reaches one page-aligned piece of an MR's span. */
+struct srd_mr {
+	uint32_t handle;
+	uint32_t lkey;
+	uint32_t rkey;
+	struct srd_client *owner;
+	struct srd_pd *pd;
+	struct srd_device *dev;
+	int access;    /* IBV_ACCESS_* */
+	uint64_t addr; /* client virtual address of byte 0 */
+	uint64_t iova; /* address peers use for byte 0 */
+	uint64_t length;
+	/* The daemon's mapping of the span that covers [addr, addr+length):
+	 * base points at the byte that corresponds to addr.  NULL when any
+	 * piece is reached through the owner's address space (then pvm is
+	 * set, see struct srd_client_mem). */
+	uint8_t *base;
+	void *map; /* start of the daemon mapping */
+	size_t map_len;
+	bool pvm;	   /* reached through owner->mem */
+	struct srd_dm *dm; /* an MR over device memory (base points in it) */
+	uint32_t num_mw;   /* windows bound to it */
+	uint64_t charged_bytes; /* against the owner's limits */
+	uint64_t charged_maps;
+};
+
+/* Device memory (ibv_alloc_dm): a memfd of the daemon the client maps. */
+struct srd_dm {
+	uint32_t handle;
+	struct srd_client *owner;
+	struct srd_device *dev;
+	uint64_t length;  /* as allocated */
+	uint64_t charged; /* what it counts against max_dm_size */
+	uint8_t *map;	  /* the daemon's mapping */
+	size_t map_len;
+	uint32_t refcnt; /* MRs over it */
+};
+
+/*
+ * A memory window.  Its index lies above every MR index, so a key names a
+ * window or an MR by its index alone (rxe splits the space the same way):
+ * rkey == index << 8 | key byte, the key byte set by each bind.
+ */
+#define SRD_MW_FIRST_INDEX 0x10001u
+#define SRD_MAX_MW 65536
+
+struct srd_mw {
+	uint32_t handle; /* the index */
+	uint32_t rkey;
+	struct srd_client *owner;
+	struct srd_pd *pd;
+	uint8_t type; /* enum ibv_mw_type */
+	bool bound;
+	/* while bound */
+	struct srd_mr *mr;
+	uint64_t addr; /* start in the MR's iova space */
+	uint64_t length;
+	int access;   /* IBV_ACCESS_* (remote rights, ZERO_BASED) */
+	uint32_t qpn; /* type 2: the QP it was bound through */
+};
+
+struct srd_comp_channel {
+	uint32_t handle;
+	struct srd_client *owner;
+	int wfd;	 /* write end; the client holds the read end */
+	uint32_t refcnt; /* CQs attached */
+};
+
+struct srd_cq {
+	uint32_t handle;
+	struct srd_client *owner;
+	uint64_t user_handle;
+	struct srd_comp_channel *channel;
+	uint32_t cqe; /* what the application asked for / was told */
+	uint32_t log_entries;
+	uint32_t entries;
+	uint32_t prod;		/* daemon-private producer index */
+	struct srd_cq_ctl *ctl; /* shared, client writable */
+	struct srd_cqe *ring;	/* shared */
+	void *map;
+	size_t map_len;
+	uint32_t refcnt; /* QPs using it */
+	bool in_error;	 /* overrun: no more CQEs are written */
+	bool stamp;	 /* write the device clock into each CQE */
+	/* Moderation (cq_mod.c): an armed CQ raises its event after count
+	 * CQEs or period µs after the first, whichever comes first. */
+	struct {
+		uint16_t count;
+		uint16_t period;
+		uint32_t pending;  /* CQEs held back since the arm */
+		uint64_t deadline; /* ns, while timed */
+		bool timed;	   /* in daemon->cq_timers */
+		struct list_node node;
+	} mod;
+};
+
+/*
+ * An XRC domain.  Opened through a file it is shared by every context of
+ * the device that opens the same file (uverbs keys it by the inode); it
+ * lives while any context holds a handle on it.
+ */
+struct srd_xrcd {
+	struct list_node node; /* in daemon->xrcds */
+	struct srd_device *dev;
+	bool shared; /* opened through a file: st_dev, st_ino name it */
+	dev_t st_dev;
+	ino_t st_ino;
+	uint32_t opens; /* handles on it */
+};
+
+/* One context's handle on an XRC domain. */
+struct srd_xrcd_handle {
+	uint32_t handle;
+	struct srd_client *owner;
+	struct srd_xrcd *xrcd;
+	uint32_t refcnt; /* SRQs and QPs created or opened through it */
+};
+
+/* A context that holds an XRC_RECV QP: its creator or an opener. */
+struct srd_qp_open {
+	struct list_node node; /* in qp->opens */
+	struct srd_client *c;
+	struct srd_xrcd_handle *xh;
+	uint64_t user_handle;
+};
+
+struct srd_srq {
+	uint32_t handle; /* also the SRQ number an XRCETH names */
+	struct srd_client *owner;
+	struct srd_pd *pd;
+	/* IBV_SRQT_XRC: its domain (through the owner's handle) and the CQ
+	 * its receives complete on; NULL for a basic SRQ. */
+	struct srd_xrcd_handle *xh;
+	struct srd_cq *cq;
+	uint64_t user_handle;
+	uint32_t max_wr;
+	uint32_t max_sge;
+	uint32_t entries;
+	uint32_t slot_size;
+	uint32_t cons;		 /* daemon-private consumer index */
+	uint32_t limit;		 /* 0: not armed */
+	struct srd_srq_ctl *ctl; /* shared */
+	uint8_t *ring;		 /* shared */
+	void *map;
+	size_t map_len;
+	uint32_t refcnt; /* QPs using it */
+	bool in_error;
+};
+
+struct srd_ah {
+	uint32_t handle;
+	struct srd_client *owner;
+	struct srd_pd *pd;
+	struct ibv_ah_attr attr;
+};
+
+/* A work queue as the daemon sees it: its own copies of the geometry. */
+struct srd_wq {
+	uint8_t *ring;		/* shared, client writable */
+	struct srd_wq_ctl *ctl; /* shared */
+	uint32_t entries;	/* power of two, 0 when absent */
+	uint32_t slot_size;
+	uint32_t max_wr; /* granted capability */
+	uint32_t max_sge;
+};
+
+struct srd_qp {
+	uint32_t handle;
+	uint32_t qpn;
+	struct srd_client *owner;
+	struct srd_device *dev;
+	struct srd_pd *pd;
+	struct srd_cq *send_cq;
+	struct srd_cq *recv_cq;
+	/* NULL: the QP has its own RQ.  XRC_RECV: the SRQ the request being
+	 * received names, and pd is that SRQ's PD (the QP has neither of
+	 * its own); both NULL between requests that named none. */
+	struct srd_srq *srq;
+	uint64_t user_handle;
+	/* XRC_RECV: its domain and the contexts that hold it (the owner is
+	 * the first of them). */
+	struct srd_xrcd *xrcd;
+	struct list_head opens;
+	enum ibv_qp_type type;
+	bool sq_sig_all;
+	struct ibv_qp_cap cap;
+	/* Current attributes, as query_qp reports them; qp_state is the
+	 * authoritative state. */
+	struct ibv_qp_attr attr;
+	struct srd_wq sq;
+	struct srd_wq rq;
+	void *map;
+	size_t map_len;
+	struct list_node node;	     /* in daemon->qps (engine scan list) */
+	struct srd_qp_transport *tp; /* engine-owned */
+	uint32_t mcast_attached;     /* multicast groups it is attached to */
+};
+
+/* RC and both halves of XRC: acknowledged, in order, with READs and
+ * atomics; the transport treats them alike. */
+static inline bool srd_qpt_reliable(enum ibv_qp_type t)
+{
+	return t == IBV_QPT_RC || t == IBV_QPT_XRC_SEND ||
+	       t == IBV_QPT_XRC_RECV;
+}
+
+/* What one uid holds, over all its clients (limits.c). */
+struct srd_user {
+	struct list_node node; /* in daemon->users */
+	uid_t uid;
+	uint32_t clients;
+	struct srd_usage usage;
+};
+
+/*
+ * How the daemon reaches the client's memory outside memfds, as
+ * OPEN_DEVICE handed it over (common/proto.h, docs/trust.md): with
+ * pread/pwrite on the client's own /proc/PID/mem, or with process_vm_* on
+ * pid while pidfd (of that same process) says it lives.
+ */
+struct srd_client_mem {
+	enum srd_mem_access kind;
+	int fd;	   /* the mem file or the pidfd; -1 with SRD_MEM_NONE */
+	pid_t pid; /* SRD_MEM_PIDFD: the pid the pidfd names */
+};
+
+/* A context: one command connection. */
+struct srd_client {
+	struct list_node node; /* in daemon->clients */
+	struct srd_daemon *d;
+	int fd;	       /* command socket */
+	int async_wfd; /* write end of the async event pipe, -1 if none */
+	int trace_fd;  /* client's stderr for CQE traces, -1 if none */
+	uint32_t trace_flags;
+	bool trace_sock;	/* trace_fd is a socket: send(MSG_DONTWAIT) */
+	uint64_t trace_dropped; /* trace lines that could not be written */
+	pid_t pid;
+	struct srd_device *dev; /* NULL until OPEN_DEVICE */
+	struct srd_client_mem mem;
+	bool dead;
+	bool hello;		/* HELLO accepted */
+	uid_t uid;		/* from SO_PEERCRED */
+	char comm[16];		/* the process's name, for listings */
+	struct srd_usage usage; /* what it holds (limits.c) */
+	struct srd_user *user;
+};
+
+struct srd_daemon {
+	struct list_head devices;
+	struct list_head clients;
+	struct list_head qps; /* every QP, for the engine's scan */
+	struct srd_table pds, mrs, mws, cqs, qps_by_num, srqs, ahs, channels,
+		dms, xrcds;
+	struct list_head xrcds_list; /* struct srd_xrcd */
+	struct list_head users; /* struct srd_user, one per uid with clients */
+	struct srd_limits limits;
+	struct list_head cq_timers; /* CQs whose moderation period runs */
+	int epfd;
+	int listen_fd;
+	int doorbell_fd; /* eventfd clients kick when the engine sleeps */
+	int dev_page_fd;
+	struct srd_dev_page *dev_page;
+	uint32_t qp_handle_dummy;
+	struct srd_engine *engine; /* transport/ state */
+	struct srd_cm *cm;	   /* cm/ state, made by the first CM command */
+	/* main loop (loop.c) */
+	int sig_fd;
+	bool stop;
+	uint32_t nclients;
+	uint64_t spin_ns;      /* busy-poll this long after the last work */
+	bool spin_yield;       /* ... yielding the CPU between idle passes */
+	uint64_t idle_exit_ns; /* exit after this long without clients; 0 */
+	uint64_t idle_since;   /* when the last client left */
+	struct {	       /* idle.c: what holds an idle daemon */
+		bool looked;   /* netns searched for */
+		bool held;
+		bool netns_gone;
+		char netns[256]; /* its name under /run/netns, or "" */
+		uint64_t checked;
+	} idle;
+	bool engine_up; /* engine_init succeeded */
+};
+
+/* --- services the core offers to the engine ---------------------------- */
+
+/* Monotonic clock in nanoseconds. */
+uint64_t srd_now_ns(void);
+
+/*
+ * Write one CQE (everything but the owner byte, which cq_push sets) and
+ * raise the completion channel if the CQ is armed for it.  Returns 0, or
+ * -ENOSPC when the CQ overflowed: the CQ is then in error, IBV_EVENT_CQ_ERR
+ * has been sent, and the caller must move the QP to the error state.
+ */
+int cq_push(struct srd_cq *cq, const struct srd_cqe *cqe);
+
+/* Send an async event to the owner of an object. */
+void client_async_event(struct srd_client *c, enum ibv_event_type type,
+			uint64_t user_handle);
+
+/* Move a QP to IBV_QPS_ERR from inside the daemon (engine errors, peer
+ * loss, CQ overrun); sends IBV_EVENT_QP_FATAL-class events as asked
+ * (event < 0: none). */
+void qp_enter_error(struct srd_qp *qp, int event);
+
+/* An async event of a QP to its owner (to each holder of a shared XRC
+ * target QP). */
+void qp_async_event(struct srd_qp *qp, enum ibv_event_type type);
+
+/* Look up a QP by number on a device; NULL if none. */
+struct srd_qp *qp_lookup_num(struct srd_daemon *d, uint32_t qpn);
+
+/* An XRCETH's SRQ number: the XRC SRQ of domain xrcd, or NULL. */
+struct srd_srq *xrc_srq_lookup(struct srd_daemon *d, uint32_t srqn,
+			       const struct srd_xrcd *xrcd);
+
+/* Look up an MR by lkey or rkey (the same value); NULL if none. */
+struct srd_mr *mr_lookup_key(struct srd_daemon *d, uint32_t key);
+
+/*
+ * Resolve a remote key (an MR's rkey or a bound window's) for len bytes at
+ * *va with the access rights asked for, arriving on QP qpn of PD pd.  On
+ * success *va is moved into the MR's iova space (a window may be zero
+ * based); NULL when the key, PD, QP, rights or bounds say no.
+ */
+struct srd_mr *rkey_lookup(struct srd_daemon *d, uint32_t key,
+			   const struct srd_pd *pd, uint32_t qpn, uint64_t *va,
+			   uint64_t len, int access);
+/* Execute a BIND_MW WQE posted on qp: 0 or a negative errno. */
+int mw_bind(struct srd_daemon *d, const struct srd_qp *qp,
+	    const struct srd_send_wqe *w);
+/* Invalidate rkey for qp: a LOCAL_INV posted on it, or (remote) a SEND
+ * with Invalidate that arrived on it.  0 or a negative errno. */
+int key_invalidate(struct srd_daemon *d, const struct srd_qp *qp, uint32_t rkey,
+		   bool remote);
+
+/* Look up an AH by handle, checking it belongs to c. */
+struct srd_ah *ah_lookup(struct srd_client *c, uint32_t handle);
+
+/*
+ * Check that [va, va+len) lies within mr (va is in the MR's iova space),
+ * that access (IBV_ACCESS_* bits needed) is granted, and that pd matches
+ * (pd == NULL: don't check).  Returns 0 or -EACCES / -EINVAL / -EFAULT.
+ */
+int mr_check(const struct srd_mr *mr, const struct srd_pd *pd, uint64_t va,
+	     uint64_t len, int access);
+
+/*
+ * Copy len bytes between two MR ranges already checked with mr_check:
+ * dst at dst_va within dst_mr, src at src_va within src_mr (iova space).
+ * One copy when both are mapped; bounced through process_vm_* otherwise.
+ * Returns 0 or a negative errno (the client vanished, EFAULT).
+ */
+int mr_copy(struct srd_mr *dst_mr, uint64_t dst_va, struct srd_mr *src_mr,
+	    uint64_t src_va, uint64_t len);
+/* Copy between an MR range and daemon memory. */
+int mr_read(struct srd_mr *mr, uint64_t va, void *buf, uint64_t len);
+/* Does the address space a pvm MR is reached through still exist?  Once
+ * its client is gone the MR reads and writes nothing. */
+bool mr_owner_alive(const struct srd_mr *mr);
+int mr_write(struct srd_mr *mr, uint64_t va, const void *buf, uint64_t len);
+/* Daemon pointer to an MR range (for atomics); NULL when not mapped. */
+uint8_t *mr_ptr(struct srd_mr *mr, uint64_t va);
+
+/* --- the engine's entry points (transport/) ---------------------------- */
+
+int engine_init(struct srd_daemon *d);
+void engine_fini(struct srd_daemon *d);
+/* One pass over every QP and the in-memory wire.  Returns true if any
+ * work was done (the main loop keeps polling while work comes). */
+bool engine_progress(struct srd_daemon *d, uint64_t now_ns);
+/* Earliest timer (retransmit, RNR) in ns, or UINT64_MAX. */
+uint64_t engine_next_deadline(struct srd_daemon *d);
+/* QP lifecycle hooks, called by the core. */
+int engine_qp_create(struct srd_qp *qp);
+void engine_qp_destroy(struct srd_qp *qp);
+/*
+ * Called after a successful modify_qp; old is the previous state.  Ring
+ * indices are free running and never rewound: after a move to RESET the
+ * engine takes the rings' current prod as its starting point (what was
+ * posted before is dropped) and the library keeps counting from there.
+ */
+void engine_qp_modified(struct srd_qp *qp, enum ibv_qp_state old,
+			int attr_mask);
+/* Called after an SRQ was armed or destroyed. */
+void engine_srq_destroyed(struct srd_srq *srq);
+
+#endif
