@@ -42,6 +42,26 @@ struct srd_table {
 	uint32_t span;
 };
 
+/* Per-QP counters (as rdma statistic shows them): the engine counts them,
+ * a device keeps what its destroyed QPs had counted. */
+struct srd_tp_counters {
+	uint64_t tx_pkts;
+	uint64_t rx_pkts;
+	uint64_t retransmits;
+	uint64_t timeouts;
+	uint64_t rnr_naks_sent;
+	uint64_t rnr_naks_rcvd;
+	uint64_t seq_naks_sent;
+	uint64_t seq_naks_rcvd;
+	uint64_t dup_requests;
+	uint64_t qkey_drops;
+	uint64_t no_rwqe_drops;	 /* UC/UD message with no receive WQE */
+	uint64_t uc_drops;	 /* UC messages dropped by the responder */
+	uint64_t rx_drops;	 /* out of state, bad opcode for the QP */
+	uint64_t delay_backoffs; /* window cuts for a growing round trip */
+	uint64_t xrc_srqn_errs;	 /* XRC requests naming no SRQ of the domain */
+};
+
 struct srd_port {
 	enum ibv_port_state state;
 	enum ibv_mtu max_mtu;

@@ -16,7 +16,6 @@
 #include <stdio.h>
 
 #include "daemon/core/core.h"
-#include "daemon/transport/engine.h"
 
 /* What the daemon keeps about a device beyond struct srd_device.  Every
  * device is made by device_create(), so every device is one of these. */

@@ -38,25 +38,6 @@
 #define SRD_RTT_EPOCH_NS \
 	2000000000ull /* the path's round trip is kept this long */
 
-/* Per-QP counters (as rdma statistic shows them). */
-struct srd_tp_counters {
-	uint64_t tx_pkts;
-	uint64_t rx_pkts;
-	uint64_t retransmits;
-	uint64_t timeouts;
-	uint64_t rnr_naks_sent;
-	uint64_t rnr_naks_rcvd;
-	uint64_t seq_naks_sent;
-	uint64_t seq_naks_rcvd;
-	uint64_t dup_requests;
-	uint64_t qkey_drops;
-	uint64_t no_rwqe_drops;	 /* UC/UD message with no receive WQE */
-	uint64_t uc_drops;	 /* UC messages dropped by the responder */
-	uint64_t rx_drops;	 /* out of state, bad opcode for the QP */
-	uint64_t delay_backoffs; /* window cuts for a growing round trip */
-	uint64_t xrc_srqn_errs;	 /* XRC requests naming no SRQ of the domain */
-};
-
 /* Engine-wide state. */
 #define SRD_ACK_DEFER_MAX 64 /* QPs with an ACK held over a receive batch */
 
