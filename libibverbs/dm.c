@@ -82,10 +82,13 @@ struct ibv_dm *srd_alloc_dm(struct ibv_context *context,
 	req.log_align_req = attr->log_align_req;
 	ret = srd_ctx_cmd_fd(to_ctx(context), SRD_CMD_ALLOC_DM, &req,
 			     sizeof(req), &rep, sizeof(rep), &fd);
-	if (!ret && rep.map_len < attr->length)
-		ret = -EPROTO;
 	if (ret)
 		goto err_free;
+	/* A short mapping came with a memfd and a DM of the daemon's. */
+	if (rep.map_len < attr->length) {
+		ret = -EPROTO;
+		goto err_destroy;
+	}
 	map = mmap(NULL, rep.map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
 		   0);
 	if (map == MAP_FAILED) {
