@@ -13,6 +13,7 @@
 #include "daemon/fault/fault.h"
 #include "daemon/net/capture.h"
 #include "daemon/net/net.h"
+#include "daemon/transport/wire_ctl.h"
 
 int cmd_admin_fault_add(struct srd_client *c, struct srd_req *rq,
 			struct srd_rep *rp)

@@ -96,6 +96,11 @@ void wire_flush(struct srd_engine *e);
 /* When held frames or the capture need a pass; UINT64_MAX: never. */
 uint64_t wire_next_deadline(struct srd_engine *e);
 
+/* --- wire_udp.c ----------------------------------------------------------- */
+/* A packet (npkts 1) onto the UDP wire: transmit faults, then the queue. */
+void wire_udp_send(struct srd_wire *w, const struct srd_device *dev,
+		   uint32_t qpn, const struct srd_pkt *pkt);
+
 /* --- wire_mem.c ----------------------------------------------------------- */
 /* The device owning a GID, whatever the wire mode; NULL if none. */
 struct srd_device *wire_dev_by_gid(struct srd_daemon *d, const uint8_t gid[16]);

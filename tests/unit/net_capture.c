@@ -19,6 +19,7 @@
 #include "daemon/net/icrc.h"
 #include "daemon/net/pcap.h"
 #include "daemon/transport/wire.h"
+#include "daemon/transport/wire_ctl.h"
 #include "tests/unit/engine_harness.h"
 
 #define WRITE_LEN (64 * 1024)
