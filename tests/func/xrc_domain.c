@@ -15,31 +15,9 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "t_util.h"
+#include "t_xrc.h"
 
 static char path[64];
-
-static struct ibv_xrcd *xopen(struct ibv_context *ctx, int fd, int oflags)
-{
-	struct ibv_xrcd_init_attr xa = {
-		.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS,
-		.fd = fd,
-		.oflags = oflags,
-	};
-
-	return ibv_open_xrcd(ctx, &xa);
-}
-
-static struct ibv_qp *tgt_create(struct ibv_context *ctx, struct ibv_xrcd *xrcd)
-{
-	struct ibv_qp_init_attr_ex ia;
-
-	memset(&ia, 0, sizeof(ia));
-	ia.qp_type = IBV_QPT_XRC_RECV;
-	ia.comp_mask = IBV_QP_INIT_ATTR_XRCD;
-	ia.xrcd = xrcd;
-	return ibv_create_qp_ex(ctx, &ia);
-}
 
 static struct ibv_qp *qp_open(struct ibv_context *ctx, struct ibv_xrcd *xrcd,
 			      uint32_t qpn)
@@ -68,13 +46,13 @@ static int child(int fd, void *arg)
 	f = open(path, O_RDONLY);
 	T_ASSERT(f >= 0);
 	/* Before the parent opened it: no domain, no O_CREAT. */
-	T_NULL_ERRNO(xopen(d.ctx, f, 0), EAGAIN);
+	T_NULL_ERRNO(t_xrcd_open(d.ctx, f, 0), EAGAIN);
 	t_sock_sync(fd);
 	t_sock_recv(fd, &qpn, sizeof(qpn));
 	/* The parent's domain, by the inode of another descriptor. */
-	shared = T_NONNULL(xopen(d.ctx, f, 0));
-	T_NULL_ERRNO(xopen(d.ctx, f, O_CREAT | O_EXCL), EINVAL);
-	priv = T_NONNULL(xopen(d.ctx, -1, 0));
+	shared = T_NONNULL(t_xrcd_open(d.ctx, f, 0));
+	T_NULL_ERRNO(t_xrcd_open(d.ctx, f, O_CREAT | O_EXCL), EINVAL);
+	priv = T_NONNULL(t_xrcd_open(d.ctx, -1, 0));
 	T_NULL_ERRNO(qp_open(d.ctx, priv, qpn), EINVAL);
 	T_NULL_ERRNO(qp_open(d.ctx, shared, qpn + 1), EINVAL);
 	qp = T_NONNULL(qp_open(d.ctx, shared, qpn));
@@ -87,7 +65,7 @@ static int child(int fd, void *arg)
 	t_sock_sync(fd);
 	/* The parent closed its handle too: the domain is gone. */
 	t_sock_sync(fd);
-	T_NULL_ERRNO(xopen(d.ctx, f, 0), EAGAIN);
+	T_NULL_ERRNO(t_xrcd_open(d.ctx, f, 0), EAGAIN);
 	close(f);
 	t_dev_close(&d);
 	return 0;
@@ -125,21 +103,21 @@ int main(void)
 	T_NULL_ERRNO(ibv_open_xrcd(d.ctx, &xa), EINVAL);
 	bad = dup(f);
 	close(bad);
-	T_NULL_ERRNO(xopen(d.ctx, bad, O_CREAT), EBADF);
+	T_NULL_ERRNO(t_xrcd_open(d.ctx, bad, O_CREAT), EBADF);
 
 	/* The file has no domain yet. */
-	T_NULL_ERRNO(xopen(d.ctx, f, 0), EAGAIN);
-	T_NULL_ERRNO(xopen(d.ctx, f, O_EXCL), EAGAIN);
+	T_NULL_ERRNO(t_xrcd_open(d.ctx, f, 0), EAGAIN);
+	T_NULL_ERRNO(t_xrcd_open(d.ctx, f, O_EXCL), EAGAIN);
 	t_sock_sync(c.fd);
-	x1 = T_NONNULL(xopen(d.ctx, f, O_CREAT | O_EXCL));
+	x1 = T_NONNULL(t_xrcd_open(d.ctx, f, O_CREAT | O_EXCL));
 	T_PTR_EQ(x1->context, d.ctx);
-	T_NULL_ERRNO(xopen(d.ctx, f, O_CREAT | O_EXCL), EINVAL);
+	T_NULL_ERRNO(t_xrcd_open(d.ctx, f, O_CREAT | O_EXCL), EINVAL);
 	/* Another descriptor of the file, same process: the same domain,
 	 * a handle of its own. */
 	f2 = open(path, O_RDONLY);
 	T_ASSERT(f2 >= 0);
-	x2 = T_NONNULL(xopen(d.ctx, f2, O_CREAT));
-	priv = T_NONNULL(xopen(d.ctx, -1, O_CREAT | O_EXCL));
+	x2 = T_NONNULL(t_xrcd_open(d.ctx, f2, O_CREAT));
+	priv = T_NONNULL(t_xrcd_open(d.ctx, -1, O_CREAT | O_EXCL));
 
 	/* XRC SRQs: their domain and CQ are required. */
 	cq = t_cq_create(&d, 16, NULL);
@@ -180,7 +158,7 @@ int main(void)
 	T_EQ(ibv_close_xrcd(x1), EBUSY);
 	T_OK(ibv_close_xrcd(x2));
 	T_OK(ibv_destroy_srq(srq));
-	qp = T_NONNULL(tgt_create(d.ctx, x1));
+	qp = T_NONNULL(t_xrc_tgt_create(d.ctx, x1));
 	T_EQ(ibv_close_xrcd(x1), EBUSY);
 
 	/* The child opens the same file: the same domain. */
@@ -191,7 +169,7 @@ int main(void)
 	T_OK(ibv_close_xrcd(priv));
 	t_sock_sync(c.fd);
 	T_EQ(t_child_wait(&c, T_WAIT_MS), 0);
-	T_NULL_ERRNO(xopen(d.ctx, f, 0), EAGAIN);
+	T_NULL_ERRNO(t_xrcd_open(d.ctx, f, 0), EAGAIN);
 	T_OK(ibv_destroy_cq(cq));
 	close(f2);
 	close(f);

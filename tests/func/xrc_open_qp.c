@@ -14,7 +14,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
-#include "t_util.h"
+#include "t_xrc.h"
 
 #define LEN 10000
 #define ROUNDS 4
@@ -26,20 +26,8 @@ struct hello {
 	uint32_t srqn;	  /* child -> parent */
 };
 
-static struct ibv_xrcd *xopen(struct ibv_context *ctx, int fd)
-{
-	struct ibv_xrcd_init_attr xa = {
-		.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS,
-		.fd = fd,
-		.oflags = O_CREAT,
-	};
-
-	return T_NONNULL(ibv_open_xrcd(ctx, &xa));
-}
-
 static int child(int fd, void *arg)
 {
-	struct ibv_srq_init_attr_ex sa;
 	struct ibv_qp_open_attr oa;
 	struct ibv_xrcd *xrcd;
 	struct ibv_srq *srq;
@@ -55,19 +43,10 @@ static int child(int fd, void *arg)
 	t_dev_open(&d);
 	f = open(path, O_RDONLY);
 	T_ASSERT(f >= 0);
-	xrcd = xopen(d.ctx, f);
+	xrcd = T_NONNULL(t_xrcd_open(d.ctx, f, O_CREAT));
 	cq = t_cq_create(&d, 64, NULL);
 	t_buf_alloc(&d, &b, LEN, T_ACCESS_ALL);
-	memset(&sa, 0, sizeof(sa));
-	sa.attr.max_wr = 16;
-	sa.attr.max_sge = 1;
-	sa.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_XRCD |
-		       IBV_SRQ_INIT_ATTR_CQ | IBV_SRQ_INIT_ATTR_PD;
-	sa.srq_type = IBV_SRQT_XRC;
-	sa.xrcd = xrcd;
-	sa.cq = cq;
-	sa.pd = d.pd;
-	srq = T_NONNULL(ibv_create_srq_ex(d.ctx, &sa));
+	srq = T_NONNULL(t_xsrq_create(d.ctx, xrcd, cq, d.pd, 16));
 
 	t_sock_recv(fd, &h, sizeof(h));
 	memset(&oa, 0, sizeof(oa));
@@ -120,12 +99,8 @@ static int child(int fd, void *arg)
 
 int main(void)
 {
-	struct ibv_qp_init_attr_ex ia;
-	struct ibv_send_wr wr, *bad;
 	struct ibv_qp *tgt, *ini, *ini2;
 	struct ibv_xrcd *xrcd;
-	struct t_ep ei, et;
-	struct ibv_sge sge;
 	struct ibv_cq *cq;
 	struct t_child c;
 	struct hello h;
@@ -140,31 +115,17 @@ int main(void)
 	T_ASSERT(f >= 0);
 	t_fork(&c, child, NULL);
 	t_dev_open(&d);
-	xrcd = xopen(d.ctx, f);
+	xrcd = T_NONNULL(t_xrcd_open(d.ctx, f, O_CREAT));
 	cq = t_cq_create(&d, 64, NULL);
 	t_buf_alloc(&d, &b, LEN, T_ACCESS_ALL);
-	memset(&ia, 0, sizeof(ia));
-	ia.qp_type = IBV_QPT_XRC_RECV;
-	ia.comp_mask = IBV_QP_INIT_ATTR_XRCD;
-	ia.xrcd = xrcd;
-	tgt = T_NONNULL(ibv_create_qp_ex(d.ctx, &ia));
-	memset(&ia, 0, sizeof(ia));
-	ia.qp_type = IBV_QPT_XRC_SEND;
-	ia.send_cq = cq;
-	ia.cap.max_send_wr = 16;
-	ia.cap.max_send_sge = 1;
-	ia.comp_mask = IBV_QP_INIT_ATTR_PD;
-	ia.pd = d.pd;
-	ini = T_NONNULL(ibv_create_qp_ex(d.ctx, &ia));
+	tgt = T_NONNULL(t_xrc_tgt_create(d.ctx, xrcd));
+	ini = T_NONNULL(t_xrc_ini_create(&d, cq, 16, 0));
 
 	h.tgt_qpn = tgt->qp_num;
 	h.srqn = 0;
 	t_sock_send(c.fd, &h, sizeof(h));
 	t_sock_recv(c.fd, &h, sizeof(h));
-	t_ep_local(&d, ini, 0x10, &ei);
-	t_ep_local(&d, tgt, 0x20, &et);
-	t_qp_connect(tgt, et.psn, &ei, NULL);
-	t_qp_connect(ini, ei.psn, &et, NULL);
+	t_xrc_connect(&d, ini, 0x10, tgt, 0x20);
 	t_sock_sync(c.fd);
 
 	for (int i = 0; i < 2 * ROUNDS; i++) {
@@ -175,49 +136,19 @@ int main(void)
 		}
 		t_sock_sync(c.fd); /* the child's receive is posted */
 		t_fill(b.p, LEN - i, 100 + i);
-		sge = (struct ibv_sge){ (uintptr_t)b.p, LEN - i, b.mr->lkey };
-		memset(&wr, 0, sizeof(wr));
-		wr.wr_id = i;
-		wr.sg_list = &sge;
-		wr.num_sge = 1;
-		wr.opcode = IBV_WR_SEND;
-		wr.send_flags = IBV_SEND_SIGNALED;
-		wr.qp_type.xrc.remote_srqn = h.srqn;
-		T_OK(ibv_post_send(ini, &wr, &bad));
+		t_xrc_send(ini, i, &b, LEN - i, h.srqn);
 		T_EXPECT_WC(cq, &wc, i, IBV_WC_SUCCESS, IBV_WC_SEND);
 		t_sock_sync(c.fd);
 	}
 
 	/* A second target, opened by the child too, then an invalid SRQ. */
-	memset(&ia, 0, sizeof(ia));
-	ia.qp_type = IBV_QPT_XRC_RECV;
-	ia.comp_mask = IBV_QP_INIT_ATTR_XRCD;
-	ia.xrcd = xrcd;
-	tgt = T_NONNULL(ibv_create_qp_ex(d.ctx, &ia));
-	memset(&ia, 0, sizeof(ia));
-	ia.qp_type = IBV_QPT_XRC_SEND;
-	ia.send_cq = cq;
-	ia.cap.max_send_wr = 4;
-	ia.cap.max_send_sge = 1;
-	ia.comp_mask = IBV_QP_INIT_ATTR_PD;
-	ia.pd = d.pd;
-	ini2 = T_NONNULL(ibv_create_qp_ex(d.ctx, &ia));
+	tgt = T_NONNULL(t_xrc_tgt_create(d.ctx, xrcd));
+	ini2 = T_NONNULL(t_xrc_ini_create(&d, cq, 4, 0));
 	h.tgt_qpn = tgt->qp_num;
 	t_sock_send(c.fd, &h, sizeof(h));
-	t_ep_local(&d, ini2, 0x30, &ei);
-	t_ep_local(&d, tgt, 0x40, &et);
-	t_qp_connect(tgt, et.psn, &ei, NULL);
-	t_qp_connect(ini2, ei.psn, &et, NULL);
+	t_xrc_connect(&d, ini2, 0x30, tgt, 0x40);
 	t_sock_sync(c.fd); /* the child holds it */
-	sge = (struct ibv_sge){ (uintptr_t)b.p, 64, b.mr->lkey };
-	memset(&wr, 0, sizeof(wr));
-	wr.wr_id = 99;
-	wr.sg_list = &sge;
-	wr.num_sge = 1;
-	wr.opcode = IBV_WR_SEND;
-	wr.send_flags = IBV_SEND_SIGNALED;
-	wr.qp_type.xrc.remote_srqn = 0;
-	T_OK(ibv_post_send(ini2, &wr, &bad));
+	t_xrc_send(ini2, 99, &b, 64, 0);
 	T_EXPECT_WC(cq, &wc, 99, IBV_WC_REM_INV_REQ_ERR, T_ANY_OPCODE);
 	T_EXPECT_ASYNC(d.ctx, IBV_EVENT_QP_REQ_ERR, tgt);
 	t_sock_sync(c.fd);

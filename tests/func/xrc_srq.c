@@ -13,93 +13,11 @@
  */
 #include <stdio.h>
 
-#include "t_util.h"
+#include "t_xrc.h"
 
 #define BIG (64 * 1024 + 123)
 
 static struct t_dev d;
-
-static struct ibv_xrcd *xrcd_private(void)
-{
-	struct ibv_xrcd_init_attr xa = {
-		.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS,
-		.fd = -1,
-	};
-
-	return T_NONNULL(ibv_open_xrcd(d.ctx, &xa));
-}
-
-static struct ibv_srq *xsrq_create(struct ibv_xrcd *xrcd, struct ibv_cq *cq,
-				   struct ibv_pd *pd)
-{
-	struct ibv_srq_init_attr_ex sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.attr.max_wr = 32;
-	sa.attr.max_sge = 1;
-	sa.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_XRCD |
-		       IBV_SRQ_INIT_ATTR_CQ | IBV_SRQ_INIT_ATTR_PD;
-	sa.srq_type = IBV_SRQT_XRC;
-	sa.xrcd = xrcd;
-	sa.cq = cq;
-	sa.pd = pd;
-	return T_NONNULL(ibv_create_srq_ex(d.ctx, &sa));
-}
-
-static struct ibv_qp *tgt_create(struct ibv_xrcd *xrcd)
-{
-	struct ibv_qp_init_attr_ex ia;
-
-	memset(&ia, 0, sizeof(ia));
-	ia.qp_type = IBV_QPT_XRC_RECV;
-	ia.comp_mask = IBV_QP_INIT_ATTR_XRCD;
-	ia.xrcd = xrcd;
-	return T_NONNULL(ibv_create_qp_ex(d.ctx, &ia));
-}
-
-static struct ibv_qp *ini_create(struct ibv_cq *cq, uint64_t ops)
-{
-	struct ibv_qp_init_attr_ex ia;
-
-	memset(&ia, 0, sizeof(ia));
-	ia.qp_type = IBV_QPT_XRC_SEND;
-	ia.send_cq = cq;
-	ia.cap.max_send_wr = 64;
-	ia.cap.max_send_sge = 1;
-	ia.comp_mask = IBV_QP_INIT_ATTR_PD;
-	ia.pd = d.pd;
-	if (ops) {
-		ia.comp_mask |= IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
-		ia.send_ops_flags = ops;
-	}
-	return T_NONNULL(ibv_create_qp_ex(d.ctx, &ia));
-}
-
-/* Connect initiator ini to target tgt and back (the target's ACKs). */
-static void xrc_connect(struct ibv_qp *ini, struct ibv_qp *tgt)
-{
-	struct t_ep ei, et;
-
-	t_ep_local(&d, ini, 0x100, &ei);
-	t_ep_local(&d, tgt, 0x200, &et);
-	t_qp_connect(tgt, et.psn, &ei, NULL);
-	t_qp_connect(ini, ei.psn, &et, NULL);
-}
-
-static void xrc_send(struct ibv_qp *qp, uint64_t wr_id, struct t_buf *b,
-		     uint32_t len, uint32_t srqn)
-{
-	struct ibv_sge sge = { (uintptr_t)b->p, len, b->mr->lkey };
-	struct ibv_send_wr wr = { 0 }, *bad;
-
-	wr.wr_id = wr_id;
-	wr.sg_list = &sge;
-	wr.num_sge = 1;
-	wr.opcode = IBV_WR_SEND;
-	wr.send_flags = IBV_SEND_SIGNALED;
-	wr.qp_type.xrc.remote_srqn = srqn;
-	T_OK(ibv_post_send(qp, &wr, &bad));
-}
 
 int main(void)
 {
@@ -129,22 +47,23 @@ int main(void)
 	t_buf_alloc(&d, &r2, BIG, T_ACCESS_ALL);
 	t_buf_alloc(&d, &mem, 4096, T_ACCESS_ALL);
 
-	xrcd = xrcd_private();
-	srq1 = xsrq_create(xrcd, cq1, d.pd);
-	srq2 = xsrq_create(xrcd, cq2, d.pd);
+	xrcd = T_NONNULL(t_xrcd_open(d.ctx, -1, 0));
+	srq1 = T_NONNULL(t_xsrq_create(d.ctx, xrcd, cq1, d.pd, 32));
+	srq2 = T_NONNULL(t_xsrq_create(d.ctx, xrcd, cq2, d.pd, 32));
 	T_OK(ibv_get_srq_num(srq1, &n1));
 	T_OK(ibv_get_srq_num(srq2, &n2));
 	T_NE(n1, n2);
 	T_EQ(n1 & ~0xffffffu, 0);
-	tgt = tgt_create(xrcd);
-	ini = ini_create(scq, IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_RDMA_WRITE);
+	tgt = T_NONNULL(t_xrc_tgt_create(d.ctx, xrcd));
+	ini = T_NONNULL(t_xrc_ini_create(
+		&d, scq, 64, IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_RDMA_WRITE));
 	T_EQ(tgt->qp_type, IBV_QPT_XRC_RECV);
 	T_EQ(ini->qp_type, IBV_QPT_XRC_SEND);
 	/* The target has no queue: nothing to post to it. */
 	T_ASSERT(t_post_recv_ret(tgt, 1, src.mr, src.p, 8) != 0);
 	T_ASSERT(t_post_send_ret(tgt, 1, IBV_WR_SEND, src.mr, src.p, 8, 0, 0,
 				 0) != 0);
-	xrc_connect(ini, tgt);
+	t_xrc_connect(&d, ini, 0x100, tgt, 0x200);
 	T_OK(ibv_query_qp(tgt, &qa, IBV_QP_STATE, &qia));
 	T_EQ(qa.qp_state, IBV_QPS_RTS);
 	T_EQ(qia.qp_type, IBV_QPT_XRC_RECV);
@@ -158,7 +77,7 @@ int main(void)
 		t_post_srq_recv(i & 1 ? srq2 : srq1, 100 + i, rb->mr, rb->p,
 				BIG);
 		t_fill(src.p, len, i + 1);
-		xrc_send(ini, i, &src, len, i & 1 ? n2 : n1);
+		t_xrc_send(ini, i, &src, len, i & 1 ? n2 : n1);
 		T_EXPECT_WC(scq, &wc, i, IBV_WC_SUCCESS, IBV_WC_SEND);
 		T_EXPECT_WC(cq, &wc, 100 + i, IBV_WC_SUCCESS, IBV_WC_RECV);
 		T_EQ(wc.byte_len, len);
@@ -225,34 +144,23 @@ int main(void)
 	T_EXPECT_WC(scq, &wc, 32, IBV_WC_SUCCESS, IBV_WC_RDMA_READ);
 	T_CHECK_FILL(r1.p, 4096, 9);
 	/* SRQ number 0 names no SRQ: an invalid request, NAKed. */
-	xrc_send(ini, 33, &src, 64, 0);
+	t_xrc_send(ini, 33, &src, 64, 0);
 	T_EXPECT_WC(scq, &wc, 33, IBV_WC_REM_INV_REQ_ERR, T_ANY_OPCODE);
 	T_EQ(t_qp_state(tgt), IBV_QPS_ERR);
 	T_EQ(t_qp_state(ini), IBV_QPS_ERR);
 
 	/* XRC has no ATOMIC WRITE (A19 gives it no opcode). */
-	{
-		struct ibv_qp_init_attr_ex ia;
-
-		memset(&ia, 0, sizeof(ia));
-		ia.qp_type = IBV_QPT_XRC_SEND;
-		ia.send_cq = scq;
-		ia.cap.max_send_wr = 4;
-		ia.comp_mask = IBV_QP_INIT_ATTR_PD |
-			       IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
-		ia.pd = d.pd;
-		ia.send_ops_flags = IBV_QP_EX_WITH_ATOMIC_WRITE;
-		T_NULL_ERRNO(ibv_create_qp_ex(d.ctx, &ia), EOPNOTSUPP);
-	}
+	T_NULL_ERRNO(t_xrc_ini_create(&d, scq, 4, IBV_QP_EX_WITH_ATOMIC_WRITE),
+		     EOPNOTSUPP);
 
 	/* A fresh pair: an atomic to SRQ 1's PD, then the SRQ of another
 	 * domain. */
-	other = xrcd_private();
-	srq3 = xsrq_create(other, cq3, d.pd);
+	other = T_NONNULL(t_xrcd_open(d.ctx, -1, 0));
+	srq3 = T_NONNULL(t_xsrq_create(d.ctx, other, cq3, d.pd, 32));
 	T_OK(ibv_get_srq_num(srq3, &n3));
-	tgt2 = tgt_create(xrcd);
-	ini2 = ini_create(scq, 0);
-	xrc_connect(ini2, tgt2);
+	tgt2 = T_NONNULL(t_xrc_tgt_create(d.ctx, xrcd));
+	ini2 = T_NONNULL(t_xrc_ini_create(&d, scq, 64, 0));
+	t_xrc_connect(&d, ini2, 0x100, tgt2, 0x200);
 	atom = (uint64_t *)mem.p;
 	*atom = 40;
 	wr.wr_id = 40;
@@ -268,7 +176,7 @@ int main(void)
 	memcpy(&v, r1.p, sizeof(v));
 	T_EQ(v, 40);
 	T_EQ(*atom, 42);
-	xrc_send(ini2, 41, &src, 64, n3);
+	t_xrc_send(ini2, 41, &src, 64, n3);
 	T_EXPECT_WC(scq, &wc, 41, IBV_WC_REM_INV_REQ_ERR, T_ANY_OPCODE);
 	T_EXPECT_NO_WC(cq3, 0);
 	T_EQ(t_qp_state(tgt2), IBV_QPS_ERR);
