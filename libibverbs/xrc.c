@@ -5,25 +5,39 @@
  * XRCD) and opening one another process created (ibv_open_qp).  The
  * daemon keys shared domains by the inode of the file passed to it.
  */
+#include <assert.h>
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "libibverbs/ibverbs.h"
 
+/* A command on context's connection whose reply fills rep, with nfds
+ * descriptors from fds sent along.  0 or a negative errno. */
+static int xrc_cmd(struct ibv_context *context, uint32_t op, const void *req,
+		   size_t req_len, void *rep, size_t rep_len, const int *fds,
+		   int nfds)
+{
+	struct srd_cmd_args a = {
+		.op = op,
+		.req = req,
+		.req_len = req_len,
+		.fds = fds,
+		.nfds = nfds,
+		.rep = rep,
+		.rep_len = rep_len,
+	};
+
+	return srd_ctx_cmd(to_ctx(context), &a);
+}
+
 struct ibv_xrcd *srd_open_xrcd(struct ibv_context *context,
 			       struct ibv_xrcd_init_attr *attr)
 {
 	struct srd_open_xrcd_req req = { 0 };
 	struct srd_handle_rep rep;
-	struct srd_cmd_args a = {
-		.op = SRD_CMD_OPEN_XRCD,
-		.req = &req,
-		.req_len = sizeof(req),
-		.rep = &rep,
-		.rep_len = sizeof(rep),
-	};
 	struct srd_xrcd *x;
 	int ret;
 
@@ -44,8 +58,6 @@ struct ibv_xrcd *srd_open_xrcd(struct ibv_context *context,
 			return NULL;
 		}
 		req.has_fd = 1;
-		a.fds = &attr->fd;
-		a.nfds = 1;
 	}
 	req.oflags = (uint32_t)attr->oflags;
 	x = calloc(1, sizeof(*x));
@@ -53,7 +65,8 @@ struct ibv_xrcd *srd_open_xrcd(struct ibv_context *context,
 		errno = ENOMEM;
 		return NULL;
 	}
-	ret = srd_ctx_cmd(to_ctx(context), &a);
+	ret = xrc_cmd(context, SRD_CMD_OPEN_XRCD, &req, sizeof(req), &rep,
+		      sizeof(rep), &attr->fd, req.has_fd);
 	if (ret) {
 		free(x);
 		errno = -ret;
@@ -120,20 +133,40 @@ static void tgt_free(struct srd_qp *qp)
 	free(qp);
 }
 
+/* Both replies start with the QP's handle and number. */
+static_assert(offsetof(struct srd_create_qp_rep, handle) == 0 &&
+		      offsetof(struct srd_create_qp_rep, qp_num) == 4,
+	      "create_qp_rep starts as open_qp_rep");
+
+/*
+ * Make or open target QP qp with the command op (its reply in rep): qp
+ * gets its handle and number and hears its events, or is freed with
+ * errno set (-1).
+ */
+static int tgt_cmd(struct ibv_context *context, struct srd_qp *qp, uint32_t op,
+		   const void *req, size_t req_len, void *rep, size_t rep_len)
+{
+	struct srd_open_qp_rep ids;
+	int ret = xrc_cmd(context, op, req, req_len, rep, rep_len, NULL, 0);
+
+	if (ret) {
+		tgt_free(qp);
+		errno = -ret;
+		return -1;
+	}
+	memcpy(&ids, rep, sizeof(ids));
+	qp->qp.handle = ids.handle;
+	qp->qp.qp_num = ids.qp_num;
+	srd_evobj_add(to_ctx(context), &qp->ev, SRD_OBJ_QP);
+	return 0;
+}
+
 struct srd_qp *srd_xrc_tgt_create(struct ibv_context *context,
 				  struct ibv_qp_init_attr_ex *attr)
 {
 	struct srd_create_qp_req req = { 0 };
 	struct srd_create_qp_rep rep;
-	struct srd_cmd_args a = {
-		.op = SRD_CMD_CREATE_QP,
-		.req = &req,
-		.req_len = sizeof(req),
-		.rep = &rep,
-		.rep_len = sizeof(rep),
-	};
 	struct srd_qp *qp;
-	int ret;
 
 	qp = tgt_alloc(context, IBV_QPT_XRC_RECV, attr->qp_context);
 	if (!qp)
@@ -143,16 +176,10 @@ struct srd_qp *srd_xrc_tgt_create(struct ibv_context *context,
 		req.srq_handle = SRD_NO_HANDLE;
 	req.xrcd_handle = to_xrcd(attr->xrcd)->handle;
 	req.user_handle = qp->ev.hnode.key;
-	ret = srd_ctx_cmd(to_ctx(context), &a);
-	if (ret) {
-		tgt_free(qp);
-		errno = -ret;
+	if (tgt_cmd(context, qp, SRD_CMD_CREATE_QP, &req, sizeof(req), &rep,
+		    sizeof(rep)))
 		return NULL;
-	}
 	memset(&attr->cap, 0, sizeof(attr->cap));
-	qp->qp.handle = rep.handle;
-	qp->qp.qp_num = rep.qp_num;
-	srd_evobj_add(to_ctx(context), &qp->ev, SRD_OBJ_QP);
 	return qp;
 }
 
@@ -161,15 +188,7 @@ struct ibv_qp *srd_open_qp(struct ibv_context *context,
 {
 	struct srd_open_qp_req req = { 0 };
 	struct srd_open_qp_rep rep;
-	struct srd_cmd_args a = {
-		.op = SRD_CMD_OPEN_QP,
-		.req = &req,
-		.req_len = sizeof(req),
-		.rep = &rep,
-		.rep_len = sizeof(rep),
-	};
 	struct srd_qp *qp;
-	int ret;
 
 	/* rdma-core's ibv_cmd_open_qp, then uverbs: a target QP only. */
 	if (attr->comp_mask >= IBV_QP_OPEN_ATTR_RESERVED) {
@@ -193,15 +212,9 @@ struct ibv_qp *srd_open_qp(struct ibv_context *context,
 	req.xrcd_handle = to_xrcd(attr->xrcd)->handle;
 	req.qp_num = attr->qp_num;
 	req.user_handle = qp->ev.hnode.key;
-	ret = srd_ctx_cmd(to_ctx(context), &a);
-	if (ret) {
-		tgt_free(qp);
-		errno = -ret;
+	if (tgt_cmd(context, qp, SRD_CMD_OPEN_QP, &req, sizeof(req), &rep,
+		    sizeof(rep)))
 		return NULL;
-	}
-	qp->qp.handle = rep.handle;
-	qp->qp.qp_num = rep.qp_num;
-	srd_evobj_add(to_ctx(context), &qp->ev, SRD_OBJ_QP);
 	/* Its creator may have moved it along already. */
 	{
 		struct ibv_qp_attr qa;
