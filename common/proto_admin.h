@@ -191,7 +191,7 @@ enum {
 
 /*
  * RES_USAGE: what each client and each user holds against its limits
- * (daemon/limits.h), clients first, then users.  The cursor counts rows.
+ * (daemon/core/limits.h), clients first, then users.  The cursor counts rows.
  * n[] is indexed by enum srd_res: pd mr cq qp srq ah mw dm channel maps
  * mr_bytes.
  */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Which descriptors are rsockets.  Lookups happen on every r* call, also
- * for ordinary descriptors: common/fd_table.h reads without a lock.
+ * for ordinary descriptors: librdmacm/fd_table.h reads without a lock.
  */
 #include "librdmacm/fd_table.h"
 #include "librdmacm/rs.h"

@@ -45,6 +45,9 @@ else
 	rc=1
 fi
 
+# The daemon's folders build on each other: no include cycle between them.
+python3 scripts/daemon_layers.py || rc=1
+
 # Unbounded or error-swallowing libc calls.
 banned='\b(strcpy|strcat|sprintf|vsprintf|gets|atoi|atol|atoll)\s*\('
 hits=$(grep -nE "$banned" $files | grep -v 'check.sh' || true)

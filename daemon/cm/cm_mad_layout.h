@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The CM messages' field layouts (common/cm_mad_layout.c), as the MAD
+ * The CM messages' field layouts (daemon/cm/cm_mad_layout.c), as the MAD
  * codec and its names walk them: one table per message that transcribes
  * the spec's layout (byte offset, first bit counted from the most
  * significant, width).  Inside common/ only.

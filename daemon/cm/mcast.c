@@ -7,7 +7,7 @@
  * 0xFFFFFF, the Q_Key RDMA_UDP_QKEY, hop limit 64.  IPv6 groups are not
  * joined on RoCE v2, as in the kernel.  Attaching the QP is the library's
  * part (ibv_attach_mcast when the event arrives); the IP group is joined
- * by the device while a QP is attached (daemon/net/mcast.c).
+ * by the device while a QP is attached (daemon/transport/wire_mcast.c).
  */
 #include <arpa/inet.h>
 #include <errno.h>

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Interfaces between the files of the daemon core (everything in daemon/
- * but transport/).  What the engine may use is in daemon/objects.h.
+ * Interfaces between the daemon's subsystems, each a folder of daemon/
+ * (docs/ARCHITECTURE.md, "The daemon's folders").  What the engine
+ * (transport/) may use is in daemon/core/objects.h.
  */
 #ifndef SOFTRDMA_DAEMON_CORE_H
 #define SOFTRDMA_DAEMON_CORE_H

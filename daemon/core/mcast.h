@@ -4,7 +4,7 @@
  * is a multicast GID (0xff.. or IPv4-mapped 224.0.0.0/4) and the UD QPs
  * attached to it; it exists while one QP is attached.  The transport
  * delivers a packet sent to the group's GID with destination QPN 0xFFFFFF
- * to every attached QP (daemon/net/mcast.c), the sender's own included
+ * to every attached QP (daemon/transport/wire_mcast.c), the sender's own included
  * when it is attached, as rxe does.
  *
  * Limits are rxe's and appear in ibv_query_device; going over them fails

@@ -159,7 +159,7 @@ struct srd_config_link {
 	char netdev[SRD_DEV_NAME_MAX];
 	unsigned int line;
 };
-/* "limit client|user RESOURCE VALUE" (daemon/limits.h). */
+/* "limit client|user RESOURCE VALUE" (daemon/core/limits.h). */
 struct srd_config_limit {
 	bool user;
 	int res; /* enum srd_res */

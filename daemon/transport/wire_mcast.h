@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Multicast on the wires (the groups themselves: daemon/mcast.h).
+ * Multicast on the wires (the groups themselves: daemon/core/mcast.h).
  *
  * Sending: a UD packet to a multicast GID reaches the members of its group
  * on every device of this daemon that shares the sender's interface (the

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Which app fds are ours, read without a lock on every intercepted call
- * (most of which are for other descriptors; common/fd_table.h), and the
+ * (most of which are for other descriptors; librdmacm/fd_table.h), and the
  * shared state behind each.
  */
 #include <errno.h>

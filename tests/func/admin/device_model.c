@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The device model without a network (daemon/link.h, linked in): device
+ * The device model without a network (daemon/device/link.h, linked in): device
  * names, the node GUID from a MAC, the GID table (order, lowest free slot,
  * entries that stay never move), the active MTU from the netdev MTU, port
  * state and link_downed, notifiers, removal, and the configuration file's
