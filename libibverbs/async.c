@@ -67,13 +67,15 @@ static bool take_object(struct srd_context *ctx, uint64_t id,
 			eo->async_reported++;
 			if (type == SRD_OBJ_CQ)
 				event->element.cq =
-					&container_of(eo, struct srd_cq, ev)->cq;
+					&container_of(eo, struct srd_ucq, ev)
+						 ->cq;
 			else if (type == SRD_OBJ_QP)
 				event->element.qp =
-					&container_of(eo, struct srd_qp, ev)->qp;
+					&container_of(eo, struct srd_uqp, ev)
+						 ->qp;
 			else
 				event->element.srq =
-					&container_of(eo, struct srd_srq, ev)
+					&container_of(eo, struct srd_usrq, ev)
 						 ->srq;
 		}
 	}

@@ -78,8 +78,8 @@ LIB_EXPORT int ibv_get_cq_event(struct ibv_comp_channel *channel,
 				container_of(n, struct srd_evobj, hnode);
 
 			if (eo->type == SRD_OBJ_CQ) {
-				struct srd_cq *c =
-					container_of(eo, struct srd_cq, ev);
+				struct srd_ucq *c =
+					container_of(eo, struct srd_ucq, ev);
 
 				eo->comp_reported++;
 				pthread_mutex_unlock(&ctx->obj_tab.lock);

@@ -83,7 +83,7 @@ enum {
 
 LIB_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 {
-	struct srd_device *dev = to_dev(device);
+	struct srd_udevice *dev = to_dev(device);
 	struct srd_open_device_req req = { .index = dev->index };
 	struct srd_open_device_rep rep;
 	int fds[FD_COUNT], sfds[2] = { STDERR_FILENO, -1 };

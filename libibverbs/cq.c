@@ -10,7 +10,7 @@
 
 #include "libibverbs/ibverbs.h"
 
-static int map_ring(struct srd_cq *cq, const struct srd_create_cq_rep *rep,
+static int map_ring(struct srd_ucq *cq, const struct srd_create_cq_rep *rep,
 		    int fd)
 {
 	void *map;
@@ -34,16 +34,16 @@ static int map_ring(struct srd_cq *cq, const struct srd_create_cq_rep *rep,
 	return 0;
 }
 
-struct srd_cq *srd_cq_create(struct ibv_context *context, int cqe,
-			     void *cq_context, struct ibv_comp_channel *channel,
-			     int comp_vector, uint32_t flags,
-			     struct srd_pd *pdom)
+struct srd_ucq *srd_cq_create(struct ibv_context *context, int cqe,
+			      void *cq_context,
+			      struct ibv_comp_channel *channel, int comp_vector,
+			      uint32_t flags, struct srd_pd *pdom)
 {
 	struct srd_context *ctx = to_ctx(context);
 	struct srd_create_cq_req req = { 0 };
 	struct srd_create_cq_rep rep;
 	int fd = -1;
-	struct srd_cq *cq;
+	struct srd_ucq *cq;
 	int ret;
 
 	if (cqe < 1 || comp_vector < 0 ||
@@ -104,15 +104,15 @@ LIB_EXPORT struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe,
 					struct ibv_comp_channel *channel,
 					int comp_vector)
 {
-	struct srd_cq *cq = srd_cq_create(context, cqe, cq_context, channel,
-					  comp_vector, 0, NULL);
+	struct srd_ucq *cq = srd_cq_create(context, cqe, cq_context, channel,
+					   comp_vector, 0, NULL);
 
 	return cq ? &cq->cq : NULL;
 }
 
 LIB_EXPORT int ibv_resize_cq(struct ibv_cq *ibcq, int cqe)
 {
-	struct srd_cq *cq = to_cq(ibcq);
+	struct srd_ucq *cq = to_cq(ibcq);
 	struct srd_resize_cq_req req = { .handle = ibcq->handle };
 	struct srd_create_cq_rep rep;
 	int fd = -1;
@@ -143,7 +143,7 @@ LIB_EXPORT int ibv_resize_cq(struct ibv_cq *ibcq, int cqe)
 
 LIB_EXPORT int ibv_destroy_cq(struct ibv_cq *ibcq)
 {
-	struct srd_cq *cq = to_cq(ibcq);
+	struct srd_ucq *cq = to_cq(ibcq);
 	struct srd_context *ctx = to_ctx(ibcq->context);
 	struct ibv_comp_channel *channel = ibcq->channel;
 	int ret;

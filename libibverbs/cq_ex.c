@@ -20,13 +20,13 @@
 	(IBV_WC_EX_WITH_COMPLETION_TIMESTAMP | \
 	 IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK)
 
-static struct srd_cq *cq_of(struct ibv_cq_ex *c)
+static struct srd_ucq *cq_of(struct ibv_cq_ex *c)
 {
-	return container_of(c, struct srd_cq, cq_ex);
+	return container_of(c, struct srd_ucq, cq_ex);
 }
 
 /* Expose the CQE at cq->cons, if there is one. */
-static int load_cur(struct srd_cq *cq)
+static int load_cur(struct srd_ucq *cq)
 {
 	uint32_t cons = cq->cons;
 	const struct srd_cqe *cqe =
@@ -48,7 +48,7 @@ static int load_cur(struct srd_cq *cq)
 	return 0;
 }
 
-static void consume_cur(struct srd_cq *cq)
+static void consume_cur(struct srd_ucq *cq)
 {
 	if (!cq->cur || cq->cur == &cq->flush_cqe) {
 		cq->cur = NULL;
@@ -71,7 +71,7 @@ static int64_t wall_minus_dev_ns(void)
 
 static int start_poll(struct ibv_cq_ex *c, struct ibv_poll_cq_attr *attr)
 {
-	struct srd_cq *cq = cq_of(c);
+	struct srd_ucq *cq = cq_of(c);
 	int ret;
 
 	if (attr && attr->comp_mask)
@@ -97,7 +97,7 @@ static int start_poll(struct ibv_cq_ex *c, struct ibv_poll_cq_attr *attr)
 
 static int next_poll(struct ibv_cq_ex *c)
 {
-	struct srd_cq *cq = cq_of(c);
+	struct srd_ucq *cq = cq_of(c);
 
 	consume_cur(cq);
 	return load_cur(cq);
@@ -105,7 +105,7 @@ static int next_poll(struct ibv_cq_ex *c)
 
 static void end_poll(struct ibv_cq_ex *c)
 {
-	struct srd_cq *cq = cq_of(c);
+	struct srd_ucq *cq = cq_of(c);
 
 	consume_cur(cq);
 	__atomic_store_n(&cq->ctl->cons, cq->cons, __ATOMIC_RELEASE);
@@ -171,7 +171,7 @@ static uint64_t read_completion_ts(struct ibv_cq_ex *c)
 
 static uint64_t read_completion_wallclock_ns(struct ibv_cq_ex *c)
 {
-	struct srd_cq *cq = cq_of(c);
+	struct srd_ucq *cq = cq_of(c);
 
 	return cq->cur->timestamp + (uint64_t)cq->wall_offset;
 }
@@ -197,7 +197,7 @@ struct ibv_cq_ex *srd_create_cq_ex(struct ibv_context *context,
 				   struct ibv_cq_init_attr_ex *attr)
 {
 	struct srd_pd *pdom = NULL;
-	struct srd_cq *cq;
+	struct srd_ucq *cq;
 	struct ibv_cq_ex *x;
 
 	if (!attr || !attr->cqe || attr->cqe > INT32_MAX ||

@@ -14,15 +14,15 @@
 static pthread_mutex_t dev_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct list_head devices = { { &devices.n, &devices.n } };
 
-void srd_device_put(struct srd_device *dev)
+void srd_device_put(struct srd_udevice *dev)
 {
 	if (atomic_fetch_sub(&dev->refcnt, 1) == 1)
 		free(dev);
 }
 
-static struct srd_device *device_new(const struct srd_device_info *di)
+static struct srd_udevice *device_new(const struct srd_device_info *di)
 {
-	struct srd_device *dev = calloc(1, sizeof(*dev));
+	struct srd_udevice *dev = calloc(1, sizeof(*dev));
 	struct ibv_device *d;
 
 	if (!dev)
@@ -46,11 +46,11 @@ static struct srd_device *device_new(const struct srd_device_info *di)
 	return dev;
 }
 
-static struct srd_device *device_find(const struct srd_device_info *di)
+static struct srd_udevice *device_find(const struct srd_device_info *di)
 {
 	list_for_each (&devices, it) {
-		struct srd_device *dev =
-			list_entry(it, struct srd_device, node);
+		struct srd_udevice *dev =
+			list_entry(it, struct srd_udevice, node);
 
 		if (dev->index == di->index &&
 		    !strncmp(dev->ibdev.name, di->name, sizeof(di->name)) &&
@@ -91,9 +91,9 @@ static int refresh_devices(void)
 		return -EPROTO;
 
 	list_for_each (&devices, it)
-		list_entry(it, struct srd_device, node)->listed = false;
+		list_entry(it, struct srd_udevice, node)->listed = false;
 	for (uint32_t i = 0; i < count; i++) {
-		struct srd_device *dev = device_find(&u.rep.dev[i]);
+		struct srd_udevice *dev = device_find(&u.rep.dev[i]);
 
 		if (dev) {
 			dev->listed = true;
@@ -105,8 +105,8 @@ static int refresh_devices(void)
 		list_add_tail(&devices, &dev->node);
 	}
 	list_for_each (&devices, it) {
-		struct srd_device *dev =
-			list_entry(it, struct srd_device, node);
+		struct srd_udevice *dev =
+			list_entry(it, struct srd_udevice, node);
 
 		if (!dev->listed) {
 			list_del(&dev->node);
@@ -134,8 +134,8 @@ LIB_EXPORT struct ibv_device **ibv_get_device_list(int *num_devices)
 	n = 0;
 	if (!ret) {
 		list_for_each (&devices, it) {
-			struct srd_device *dev =
-				list_entry(it, struct srd_device, node);
+			struct srd_udevice *dev =
+				list_entry(it, struct srd_udevice, node);
 
 			atomic_fetch_add(&dev->refcnt, 1);
 			list[n++] = &dev->ibdev;
@@ -179,8 +179,8 @@ __attribute__((destructor)) static void devices_fini(void)
 {
 	pthread_mutex_lock(&dev_lock);
 	list_for_each (&devices, it) {
-		struct srd_device *dev =
-			list_entry(it, struct srd_device, node);
+		struct srd_udevice *dev =
+			list_entry(it, struct srd_udevice, node);
 
 		list_del(&dev->node);
 		srd_device_put(dev);

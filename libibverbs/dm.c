@@ -149,7 +149,7 @@ struct ibv_mr *srd_reg_dm_mr(struct ibv_pd *pd, struct ibv_dm *ibdm,
 		.rep = &rep,
 		.rep_len = sizeof(rep),
 	};
-	struct srd_mr *mr;
+	struct srd_umr *mr;
 	int ret;
 
 	/* libibverbs: DM MRs are zero based, the mapping is not the

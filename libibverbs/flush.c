@@ -26,7 +26,7 @@ bool srd_ctx_dead(struct srd_context *ctx)
 	return true;
 }
 
-static void flush_cqe_init(struct srd_cqe *cqe, struct srd_qp *qp,
+static void flush_cqe_init(struct srd_cqe *cqe, struct srd_uqp *qp,
 			   uint64_t wr_id, uint8_t opcode, uint32_t idx,
 			   uint8_t flags)
 {
@@ -41,7 +41,7 @@ static void flush_cqe_init(struct srd_cqe *cqe, struct srd_qp *qp,
 }
 
 /* Take the oldest WR of a QP's SQ or RQ that no CQE completed. */
-static bool take_wq(struct srd_wq *wq, uint32_t *idx)
+static bool take_wq(struct srd_uwq *wq, uint32_t *idx)
 {
 	uint32_t tail;
 	bool got = false;
@@ -62,7 +62,7 @@ static bool take_wq(struct srd_wq *wq, uint32_t *idx)
 
 /* Take the oldest WR of an SRQ that the daemon had not taken yet.  WRs it
  * had taken but not completed went with it. */
-static bool take_srq(struct srd_wq *wq, uint32_t *idx)
+static bool take_srq(struct srd_uwq *wq, uint32_t *idx)
 {
 	bool got = false;
 
@@ -85,10 +85,11 @@ static bool take_srq(struct srd_wq *wq, uint32_t *idx)
 	return got;
 }
 
-static bool flush_send(struct srd_cq *cq, struct srd_cqe *cqe)
+static bool flush_send(struct srd_ucq *cq, struct srd_cqe *cqe)
 {
 	list_for_each (&cq->send_qps, it) {
-		struct srd_qp *qp = list_entry(it, struct srd_qp, send_cq_node);
+		struct srd_uqp *qp =
+			list_entry(it, struct srd_uqp, send_cq_node);
 		const struct srd_send_wqe *w;
 		uint32_t idx;
 
@@ -102,15 +103,16 @@ static bool flush_send(struct srd_cq *cq, struct srd_cqe *cqe)
 	return false;
 }
 
-static bool flush_recv(struct srd_cq *cq, struct srd_cqe *cqe)
+static bool flush_recv(struct srd_ucq *cq, struct srd_cqe *cqe)
 {
 	list_for_each (&cq->recv_qps, it) {
-		struct srd_qp *qp = list_entry(it, struct srd_qp, recv_cq_node);
+		struct srd_uqp *qp =
+			list_entry(it, struct srd_uqp, recv_cq_node);
 		const struct srd_recv_wqe *w;
 		uint32_t idx;
 
 		if (qp->qp.srq) {
-			struct srd_wq *wq = &to_srq(qp->qp.srq)->wq;
+			struct srd_uwq *wq = &to_srq(qp->qp.srq)->wq;
 
 			if (!take_srq(wq, &idx))
 				continue;
@@ -129,7 +131,7 @@ static bool flush_recv(struct srd_cq *cq, struct srd_cqe *cqe)
 	/* XRC SRQs complete here whatever target QP took their WRs; a
 	 * flushed one names none. */
 	list_for_each (&cq->xrc_srqs, it) {
-		struct srd_srq *srq = list_entry(it, struct srd_srq, cq_node);
+		struct srd_usrq *srq = list_entry(it, struct srd_usrq, cq_node);
 		const struct srd_recv_wqe *w;
 		uint32_t idx;
 
@@ -148,7 +150,7 @@ static bool flush_recv(struct srd_cq *cq, struct srd_cqe *cqe)
 	return false;
 }
 
-bool srd_cq_flush_one(struct srd_cq *cq, struct srd_cqe *cqe)
+bool srd_cq_flush_one(struct srd_ucq *cq, struct srd_cqe *cqe)
 {
 	struct srd_context *ctx = to_ctx(cq->cq.context);
 	bool got;

@@ -26,7 +26,7 @@
 #define LIB_EXPORT __attribute__((visibility("default")))
 
 /* An entry of the device list; lives while listed or referenced. */
-struct srd_device {
+struct srd_udevice {
 	struct ibv_device ibdev;
 	uint32_t index;
 	uint64_t guid; /* big endian */
@@ -36,15 +36,15 @@ struct srd_device {
 	struct list_node node;
 };
 
-static inline struct srd_device *to_dev(struct ibv_device *d)
+static inline struct srd_udevice *to_dev(struct ibv_device *d)
 {
-	return container_of(d, struct srd_device, ibdev);
+	return container_of(d, struct srd_udevice, ibdev);
 }
 
 struct srd_context {
 	/* First, as providers lay it out; ends with the public context. */
 	struct verbs_context vctx;
-	struct srd_device *dev;
+	struct srd_udevice *dev;
 	struct srd_conn conn;
 	int doorbell_fd;
 	const struct srd_dev_page *dev_page;
@@ -141,7 +141,7 @@ int srd_ring_map(struct srd_ring_map *m, struct srd_pd *pdom, uint64_t res_type,
 		 size_t len, int fd);
 void srd_ring_unmap(struct srd_ring_map *m);
 
-struct srd_cq {
+struct srd_ucq {
 	union {
 		struct ibv_cq cq;
 		struct ibv_cq_ex cq_ex;
@@ -175,7 +175,7 @@ struct srd_cq {
 	/* The QP of the last CQE retired here, under lock: a poller finds
 	 * it without the qpn_tab lock.  ibv_destroy_qp clears it under
 	 * lock after taking the QP out of qpn_tab. */
-	struct srd_qp *last_qp;
+	struct srd_uqp *last_qp;
 };
 
 /* Empty polls in a row after which a poller yields the CPU. */
@@ -185,13 +185,13 @@ struct srd_cq {
 /* The longest one empty poll sleeps. */
 #define SRD_POLL_SLEEP_NS 1000000
 
-static inline struct srd_cq *to_cq(struct ibv_cq *c)
+static inline struct srd_ucq *to_cq(struct ibv_cq *c)
 {
-	return container_of(c, struct srd_cq, cq);
+	return container_of(c, struct srd_ucq, cq);
 }
 
 /* The library's view of one work queue ring. */
-struct srd_wq {
+struct srd_uwq {
 	pthread_spinlock_t lock;
 	uint8_t *ring;
 	struct srd_wq_ctl *ctl;
@@ -215,13 +215,13 @@ struct srd_wq {
 	bool flushing;
 };
 
-static inline void srd_wq_lock(struct srd_wq *wq)
+static inline void srd_wq_lock(struct srd_uwq *wq)
 {
 	if (!wq->single_thread)
 		pthread_spin_lock(&wq->lock);
 }
 
-static inline void srd_wq_unlock(struct srd_wq *wq)
+static inline void srd_wq_unlock(struct srd_uwq *wq)
 {
 	if (!wq->single_thread)
 		pthread_spin_unlock(&wq->lock);
@@ -229,19 +229,19 @@ static inline void srd_wq_unlock(struct srd_wq *wq)
 
 /* After publishing up to wq->head: a signaled WQE written by a post that
  * failed later lies beyond head and is not announced. */
-static inline void srd_wq_publish_signaled(struct srd_wq *wq)
+static inline void srd_wq_publish_signaled(struct srd_uwq *wq)
 {
 	if ((int32_t)(wq->head - wq->sig_next) >= 0)
 		atomic_store_explicit(&wq->sig_head, wq->sig_next,
 				      memory_order_relaxed);
 }
 
-static inline void *srd_wq_slot(struct srd_wq *wq, uint32_t idx)
+static inline void *srd_wq_slot(struct srd_uwq *wq, uint32_t idx)
 {
 	return wq->ring + (size_t)(idx & (wq->entries - 1)) * wq->slot_size;
 }
 
-struct srd_qp {
+struct srd_uqp {
 	union {
 		struct ibv_qp qp;
 		struct ibv_qp_ex qp_ex;
@@ -252,8 +252,8 @@ struct srd_qp {
 	struct srd_hnode qpn_node;     /* key: qp_num */
 	struct list_node send_cq_node; /* in its send CQ's send_qps */
 	struct list_node recv_cq_node; /* in its receive CQ's recv_qps */
-	struct srd_wq sq;
-	struct srd_wq rq;
+	struct srd_uwq sq;
+	struct srd_uwq rq;
 	bool sq_sig_all;
 	bool has_ex; /* created with send_ops_flags: ibv_qp_ex usable */
 	struct ibv_qp_cap cap;
@@ -265,15 +265,15 @@ struct srd_qp {
 	struct srd_send_wqe *wr_cur;
 };
 
-static inline struct srd_qp *to_qp(struct ibv_qp *q)
+static inline struct srd_uqp *to_qp(struct ibv_qp *q)
 {
-	return container_of(q, struct srd_qp, qp);
+	return container_of(q, struct srd_uqp, qp);
 }
 
-struct srd_srq {
+struct srd_usrq {
 	struct ibv_srq srq;
 	struct srd_evobj ev;
-	struct srd_wq wq;
+	struct srd_uwq wq;
 	uint32_t limit;
 	struct srd_ring_map rmap;
 	struct srd_pd *pdom; /* the parent domain it was created on */
@@ -283,9 +283,9 @@ struct srd_srq {
 	struct list_node cq_node; /* in xrc_cq's xrc_srqs */
 };
 
-static inline struct srd_srq *to_srq(struct ibv_srq *s)
+static inline struct srd_usrq *to_srq(struct ibv_srq *s)
 {
-	return container_of(s, struct srd_srq, srq);
+	return container_of(s, struct srd_usrq, srq);
 }
 
 /* An XRC domain: the daemon's handle on it (shared by inode there). */
@@ -299,19 +299,19 @@ static inline struct srd_xrcd *to_xrcd(struct ibv_xrcd *x)
 	return container_of(x, struct srd_xrcd, xrcd);
 }
 
-struct srd_mr {
+struct srd_umr {
 	struct ibv_mr mr;
 	int access;
 	struct srd_mem_ref mem;
 };
 
-static inline struct srd_mr *to_mr(struct ibv_mr *m)
+static inline struct srd_umr *to_mr(struct ibv_mr *m)
 {
-	return container_of(m, struct srd_mr, mr);
+	return container_of(m, struct srd_umr, mr);
 }
 
 /* --- device.c ----------------------------------------------------------- */
-void srd_device_put(struct srd_device *dev);
+void srd_device_put(struct srd_udevice *dev);
 
 /* --- context.c ---------------------------------------------------------- */
 /* A synchronous command on the context's connection. */
@@ -372,8 +372,8 @@ struct ibv_qp *srd_open_qp(struct ibv_context *context,
 			   struct ibv_qp_open_attr *attr);
 int srd_get_srq_num(struct ibv_srq *srq, uint32_t *srq_num);
 /* An XRC_RECV QP (ibv_create_qp_ex with IBV_QP_INIT_ATTR_XRCD). */
-struct srd_qp *srd_xrc_tgt_create(struct ibv_context *context,
-				  struct ibv_qp_init_attr_ex *attr);
+struct srd_uqp *srd_xrc_tgt_create(struct ibv_context *context,
+				   struct ibv_qp_init_attr_ex *attr);
 
 /* --- fast path (post.c, poll.c, srq.c) ----------------------------------- */
 int srd_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
@@ -386,17 +386,17 @@ int srd_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc);
 int srd_req_notify_cq(struct ibv_cq *cq, int solicited_only);
 void srd_ring_doorbell(struct srd_context *ctx);
 /* An empty poll of cq came back SRD_EMPTY_POLLS_YIELD times in a row. */
-void srd_poll_idle(struct srd_cq *cq);
+void srd_poll_idle(struct srd_ucq *cq);
 /* Account a completed WQE of a QP's SQ or RQ, found by number. */
-void srd_cqe_retire(struct srd_cq *cq, const struct srd_cqe *cqe);
-void srd_cq_forget_qp(struct srd_cq *cq, struct srd_qp *qp);
+void srd_cqe_retire(struct srd_ucq *cq, const struct srd_cqe *cqe);
+void srd_cq_forget_qp(struct srd_ucq *cq, struct srd_uqp *qp);
 
 /* --- flush.c: device loss ---------------------------------------------- */
 /* The daemon died or hung up (a few loads, no system call). */
 bool srd_ctx_dead(struct srd_context *ctx);
 /* With cq->lock held: the next flush completion of a WR still queued on
  * a QP or SRQ that completes into cq, into *cqe.  False when none is left. */
-bool srd_cq_flush_one(struct srd_cq *cq, struct srd_cqe *cqe);
+bool srd_cq_flush_one(struct srd_ucq *cq, struct srd_cqe *cqe);
 
 /* --- cq_ex.c, qp_ex.c ---------------------------------------------------- */
 struct ibv_cq_ex *srd_create_cq_ex(struct ibv_context *context,
@@ -407,16 +407,16 @@ struct ibv_srq *srd_create_srq_ex(struct ibv_context *context,
 				  struct ibv_srq_init_attr_ex *attr);
 
 /* Internal creation shared by the classic and extended verbs. */
-struct srd_cq *srd_cq_create(struct ibv_context *context, int cqe,
-			     void *cq_context, struct ibv_comp_channel *channel,
-			     int comp_vector, uint32_t flags,
-			     struct srd_pd *pdom);
-struct srd_qp *srd_qp_create(struct ibv_context *context, struct ibv_pd *pd,
-			     struct ibv_qp_init_attr *attr);
+struct srd_ucq *srd_cq_create(struct ibv_context *context, int cqe,
+			      void *cq_context,
+			      struct ibv_comp_channel *channel, int comp_vector,
+			      uint32_t flags, struct srd_pd *pdom);
+struct srd_uqp *srd_qp_create(struct ibv_context *context, struct ibv_pd *pd,
+			      struct ibv_qp_init_attr *attr);
 /* xrcd and cq: an XRC SRQ's domain and CQ, NULL for a basic SRQ. */
-struct srd_srq *srd_srq_create(struct ibv_pd *pd,
-			       struct ibv_srq_init_attr *attr,
-			       struct ibv_xrcd *xrcd, struct ibv_cq *cq);
+struct srd_usrq *srd_srq_create(struct ibv_pd *pd,
+				struct ibv_srq_init_attr *attr,
+				struct ibv_xrcd *xrcd, struct ibv_cq *cq);
 
 /* Opcodes a QP type may post (post.c). */
 bool srd_opcode_valid(enum ibv_qp_type type, enum ibv_wr_opcode op);

@@ -64,7 +64,7 @@ static struct ibv_mr *reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 	};
 	struct srd_mem_desc *d;
 	struct srd_context *ctx;
-	struct srd_mr *mr;
+	struct srd_umr *mr;
 	int ret;
 
 	if (!pd || !length) {
@@ -162,7 +162,7 @@ LIB_EXPORT int ibv_rereg_mr(struct ibv_mr *ibmr, int flags, struct ibv_pd *pd,
 		.rep = &rep,
 		.rep_len = sizeof(rep),
 	};
-	struct srd_mr *mr = to_mr(ibmr);
+	struct srd_umr *mr = to_mr(ibmr);
 	struct srd_mem_ref nref = { 0 };
 	struct srd_mem_desc *d = NULL;
 	struct ibv_pd *npd = ibmr->pd;
@@ -247,7 +247,7 @@ err_input:
 
 LIB_EXPORT int ibv_dereg_mr(struct ibv_mr *ibmr)
 {
-	struct srd_mr *mr = to_mr(ibmr);
+	struct srd_umr *mr = to_mr(ibmr);
 	int ret;
 
 	ret = srd_destroy_handle(ibmr->context, SRD_CMD_DEREG_MR, ibmr->handle);

@@ -25,7 +25,7 @@ static void advance(_Atomic uint32_t *tail, uint32_t to)
 
 /* The QP a CQE names; cq->lock held.  A CQ mostly serves one QP, or a
  * few in turn: the last one found is tried before the table. */
-static struct srd_qp *cqe_qp(struct srd_cq *cq, uint32_t qp_num)
+static struct srd_uqp *cqe_qp(struct srd_ucq *cq, uint32_t qp_num)
 {
 	struct srd_context *ctx = to_ctx(cq->cq.context);
 	struct srd_hnode *n;
@@ -39,14 +39,14 @@ static struct srd_qp *cqe_qp(struct srd_cq *cq, uint32_t qp_num)
 		return NULL;
 	/* Still alive after the unlock: ibv_destroy_qp takes cq->lock,
 	 * which we hold, before it frees a QP that completes here. */
-	cq->last_qp = container_of(n, struct srd_qp, qpn_node);
+	cq->last_qp = container_of(n, struct srd_uqp, qpn_node);
 	return cq->last_qp;
 }
 
 /* A CQE is consumed: its WQE's ring slot is free again; cq->lock held. */
-void srd_cqe_retire(struct srd_cq *cq, const struct srd_cqe *cqe)
+void srd_cqe_retire(struct srd_ucq *cq, const struct srd_cqe *cqe)
 {
-	struct srd_qp *qp;
+	struct srd_uqp *qp;
 
 	if ((cqe->flags & (SRD_CQE_RECV | SRD_CQE_SRQ)) ==
 	    (SRD_CQE_RECV | SRD_CQE_SRQ))
@@ -61,7 +61,7 @@ void srd_cqe_retire(struct srd_cq *cq, const struct srd_cqe *cqe)
 }
 
 /* qp is out of qpn_tab and about to be freed: no poller of cq keeps it. */
-void srd_cq_forget_qp(struct srd_cq *cq, struct srd_qp *qp)
+void srd_cq_forget_qp(struct srd_ucq *cq, struct srd_uqp *qp)
 {
 	pthread_spin_lock(&cq->lock);
 	if (cq->last_qp == qp)
@@ -88,7 +88,7 @@ static void cqe_to_wc(const struct srd_cqe *cqe, struct ibv_wc *wc)
 
 int srd_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 {
-	struct srd_cq *cq = to_cq(ibcq);
+	struct srd_ucq *cq = to_cq(ibcq);
 	struct srd_context *ctx = to_ctx(ibcq->context);
 	uint32_t mask, cons;
 	int n = 0;
@@ -200,14 +200,15 @@ static uint64_t poll_sleep_ns(void)
 /* A signaled send WQE whose completion goes to cq is still outstanding:
  * a CQE will come, and the daemon wakes a sleeping poller for it.  A
  * receive CQ may wait for a peer forever, so nobody sleeps on it. */
-static bool cq_expects_completion(struct srd_cq *cq)
+static bool cq_expects_completion(struct srd_ucq *cq)
 {
 	struct srd_context *ctx = to_ctx(cq->cq.context);
 	bool found = false;
 
 	pthread_mutex_lock(&ctx->qpn_tab.lock);
 	list_for_each (&cq->send_qps, it) {
-		struct srd_qp *qp = list_entry(it, struct srd_qp, send_cq_node);
+		struct srd_uqp *qp =
+			list_entry(it, struct srd_uqp, send_cq_node);
 		uint32_t sig = atomic_load_explicit(&qp->sq.sig_head,
 						    memory_order_relaxed);
 		uint32_t tail = atomic_load_explicit(&qp->sq.tail,
@@ -223,7 +224,7 @@ static bool cq_expects_completion(struct srd_cq *cq)
 }
 
 /* Block until the daemon writes the CQE at cons, or poll_sleep_ns(). */
-static void cq_sleep(struct srd_cq *cq, uint32_t cons)
+static void cq_sleep(struct srd_ucq *cq, uint32_t cons)
 {
 	_Atomic uint32_t *word = (_Atomic uint32_t *)&cq->ctl->sleep;
 	const struct srd_cqe *cqe =
@@ -250,7 +251,7 @@ static void cq_sleep(struct srd_cq *cq, uint32_t cons)
  * two CPUs a spinning sender otherwise takes much of the CPU time the
  * engine needs to move its data.
  */
-void srd_poll_idle(struct srd_cq *cq)
+void srd_poll_idle(struct srd_ucq *cq)
 {
 	uint64_t now, since;
 	uint32_t cons;
@@ -272,7 +273,7 @@ void srd_poll_idle(struct srd_cq *cq)
 
 int srd_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 {
-	struct srd_cq *cq = to_cq(ibcq);
+	struct srd_ucq *cq = to_cq(ibcq);
 
 	__atomic_fetch_or(&cq->ctl->arm,
 			  solicited_only ? SRD_CQ_ARM_SOLICITED

@@ -59,10 +59,10 @@ void srd_wqe_bind(struct srd_send_wqe *w, const struct ibv_mw *mw,
 }
 
 /* Write one send WQE into slot idx.  0 or a positive errno. */
-static int write_send(struct srd_qp *qp, const struct ibv_send_wr *wr,
+static int write_send(struct srd_uqp *qp, const struct ibv_send_wr *wr,
 		      uint32_t idx)
 {
-	struct srd_wq *sq = &qp->sq;
+	struct srd_uwq *sq = &qp->sq;
 	uint8_t *slot;
 	struct srd_send_wqe w;
 	bool inl;
@@ -161,7 +161,7 @@ static int write_send(struct srd_qp *qp, const struct ibv_send_wr *wr,
 	return 0;
 }
 
-static void publish(struct srd_wq *wq, uint32_t head)
+static void publish(struct srd_uwq *wq, uint32_t head)
 {
 	wq->head = head;
 	__atomic_store_n(&wq->ctl->prod, head, __ATOMIC_RELEASE);
@@ -171,9 +171,9 @@ static void publish(struct srd_wq *wq, uint32_t head)
 int srd_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		  struct ibv_send_wr **bad_wr)
 {
-	struct srd_qp *qp = to_qp(ibqp);
+	struct srd_uqp *qp = to_qp(ibqp);
 	struct srd_context *ctx = to_ctx(ibqp->context);
-	struct srd_wq *sq = &qp->sq;
+	struct srd_uwq *sq = &qp->sq;
 	enum ibv_qp_state state = ibqp->state;
 	uint32_t head;
 	bool posted;
@@ -213,7 +213,7 @@ int srd_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 
 /* Write one receive WQE into slot idx of wq, whose free slots start at
  * tail.  0 or a positive errno. */
-static int write_recv(struct srd_wq *wq, const struct ibv_recv_wr *wr,
+static int write_recv(struct srd_uwq *wq, const struct ibv_recv_wr *wr,
 		      uint32_t idx, uint32_t tail)
 {
 	struct srd_recv_wqe *w;
@@ -239,9 +239,9 @@ static int write_recv(struct srd_wq *wq, const struct ibv_recv_wr *wr,
 int srd_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		  struct ibv_recv_wr **bad_wr)
 {
-	struct srd_qp *qp = to_qp(ibqp);
+	struct srd_uqp *qp = to_qp(ibqp);
 	struct srd_context *ctx = to_ctx(ibqp->context);
-	struct srd_wq *rq = &qp->rq;
+	struct srd_uwq *rq = &qp->rq;
 	uint32_t head;
 	bool posted;
 	int ret = 0;
@@ -281,9 +281,9 @@ int srd_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 int srd_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
 		      struct ibv_recv_wr **bad_wr)
 {
-	struct srd_srq *srq = to_srq(ibsrq);
+	struct srd_usrq *srq = to_srq(ibsrq);
 	struct srd_context *ctx = to_ctx(ibsrq->context);
-	struct srd_wq *wq = &srq->wq;
+	struct srd_uwq *wq = &srq->wq;
 	uint32_t head, cons;
 	bool posted;
 	int ret = 0;

@@ -10,7 +10,7 @@
 
 #include "libibverbs/ibverbs.h"
 
-static void wq_init(struct srd_wq *wq, void *map, struct srd_wq_ctl *ctl,
+static void wq_init(struct srd_uwq *wq, void *map, struct srd_wq_ctl *ctl,
 		    uint32_t entries, uint32_t slot_size, uint32_t offset)
 {
 	pthread_spin_init(&wq->lock, PTHREAD_PROCESS_PRIVATE);
@@ -47,8 +47,8 @@ static bool geometry_ok(const struct srd_create_qp_rep *r)
 	return true;
 }
 
-struct srd_qp *srd_qp_create(struct ibv_context *context, struct ibv_pd *pd,
-			     struct ibv_qp_init_attr *attr)
+struct srd_uqp *srd_qp_create(struct ibv_context *context, struct ibv_pd *pd,
+			      struct ibv_qp_init_attr *attr)
 {
 	struct srd_create_qp_req req = { 0 };
 	struct srd_create_qp_rep rep;
@@ -64,7 +64,7 @@ struct srd_qp *srd_qp_create(struct ibv_context *context, struct ibv_pd *pd,
 	};
 	struct srd_context *ctx;
 	struct srd_qp_ctl *ctl;
-	struct srd_qp *qp;
+	struct srd_uqp *qp;
 	void *map;
 	int ret;
 
@@ -173,7 +173,7 @@ err_free:
 LIB_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd,
 					struct ibv_qp_init_attr *attr)
 {
-	struct srd_qp *qp = srd_qp_create(pd ? pd->context : NULL, pd, attr);
+	struct srd_uqp *qp = srd_qp_create(pd ? pd->context : NULL, pd, attr);
 
 	return qp ? &qp->qp : NULL;
 }
@@ -235,7 +235,7 @@ LIB_EXPORT int ibv_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 
 LIB_EXPORT int ibv_destroy_qp(struct ibv_qp *ibqp)
 {
-	struct srd_qp *qp = to_qp(ibqp);
+	struct srd_uqp *qp = to_qp(ibqp);
 	struct srd_context *ctx = to_ctx(ibqp->context);
 	int ret;
 
@@ -278,7 +278,7 @@ LIB_EXPORT int ibv_query_qp_data_in_order(struct ibv_qp *qp,
 
 LIB_EXPORT struct ibv_qp_ex *ibv_qp_to_qp_ex(struct ibv_qp *ibqp)
 {
-	struct srd_qp *qp = to_qp(ibqp);
+	struct srd_uqp *qp = to_qp(ibqp);
 
 	return qp->has_ex ? &qp->qp_ex : NULL;
 }

@@ -29,14 +29,14 @@ static const uint64_t ops_xrc =
 	ops_rc &
 	~(uint64_t)(IBV_QP_EX_WITH_ATOMIC_WRITE | IBV_QP_EX_WITH_FLUSH);
 
-static struct srd_qp *qp_of(struct ibv_qp_ex *x)
+static struct srd_uqp *qp_of(struct ibv_qp_ex *x)
 {
-	return container_of(x, struct srd_qp, qp_ex);
+	return container_of(x, struct srd_uqp, qp_ex);
 }
 
 static void wr_start(struct ibv_qp_ex *x)
 {
-	struct srd_qp *qp = qp_of(x);
+	struct srd_uqp *qp = qp_of(x);
 	enum ibv_qp_state state = x->qp_base.state;
 
 	srd_wq_lock(&qp->sq);
@@ -51,8 +51,8 @@ static void wr_start(struct ibv_qp_ex *x)
 /* Open the next WQE of the batch; NULL once the batch has failed. */
 static struct srd_send_wqe *wr_open(struct ibv_qp_ex *x, enum ibv_wr_opcode op)
 {
-	struct srd_qp *qp = qp_of(x);
-	struct srd_wq *sq = &qp->sq;
+	struct srd_uqp *qp = qp_of(x);
+	struct srd_uwq *sq = &qp->sq;
 	struct srd_send_wqe *w;
 
 	qp->wr_cur = NULL;
@@ -227,7 +227,7 @@ static void wr_flush(struct ibv_qp_ex *x, uint32_t rkey, uint64_t raddr,
 static void wr_set_ud_addr(struct ibv_qp_ex *x, struct ibv_ah *ah,
 			   uint32_t remote_qpn, uint32_t remote_qkey)
 {
-	struct srd_qp *qp = qp_of(x);
+	struct srd_uqp *qp = qp_of(x);
 	struct srd_send_wqe *w = qp->wr_cur;
 
 	if (!w)
@@ -252,7 +252,7 @@ static void wr_set_xrc_srqn(struct ibv_qp_ex *x, uint32_t remote_srqn)
 static void wr_set_sge_list(struct ibv_qp_ex *x, size_t n,
 			    const struct ibv_sge *sg)
 {
-	struct srd_qp *qp = qp_of(x);
+	struct srd_uqp *qp = qp_of(x);
 	struct srd_send_wqe *w = qp->wr_cur;
 	struct srd_sge *s;
 
@@ -282,7 +282,7 @@ static void wr_set_sge(struct ibv_qp_ex *x, uint32_t lkey, uint64_t addr,
 static void wr_set_inline_data_list(struct ibv_qp_ex *x, size_t n,
 				    const struct ibv_data_buf *buf)
 {
-	struct srd_qp *qp = qp_of(x);
+	struct srd_uqp *qp = qp_of(x);
 	struct srd_send_wqe *w = qp->wr_cur;
 	uint8_t *p;
 	size_t total = 0;
@@ -314,8 +314,8 @@ static void wr_set_inline_data(struct ibv_qp_ex *x, void *addr, size_t length)
 
 static int wr_complete(struct ibv_qp_ex *x)
 {
-	struct srd_qp *qp = qp_of(x);
-	struct srd_wq *sq = &qp->sq;
+	struct srd_uqp *qp = qp_of(x);
+	struct srd_uwq *sq = &qp->sq;
 	struct srd_context *ctx = to_ctx(x->qp_base.context);
 	bool posted;
 	int err = qp->wr_err;
@@ -344,13 +344,13 @@ static int wr_complete(struct ibv_qp_ex *x)
 
 static void wr_abort(struct ibv_qp_ex *x)
 {
-	struct srd_qp *qp = qp_of(x);
+	struct srd_uqp *qp = qp_of(x);
 
 	qp->sq.head = qp->wr_head_start;
 	srd_wq_unlock(&qp->sq);
 }
 
-static void init_ops(struct srd_qp *qp, uint64_t ops)
+static void init_ops(struct srd_uqp *qp, uint64_t ops)
 {
 	struct ibv_qp_ex *x = &qp->qp_ex;
 
@@ -397,7 +397,7 @@ struct ibv_qp *srd_create_qp_ex(struct ibv_context *context,
 {
 	struct ibv_qp_init_attr basic;
 	uint64_t ops = 0, allowed;
-	struct srd_qp *qp;
+	struct srd_uqp *qp;
 
 	if (attr->comp_mask &
 	    ~(uint32_t)(IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_CREATE_FLAGS |

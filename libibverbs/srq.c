@@ -10,9 +10,9 @@
 
 #include "libibverbs/ibverbs.h"
 
-struct srd_srq *srd_srq_create(struct ibv_pd *pd,
-			       struct ibv_srq_init_attr *attr,
-			       struct ibv_xrcd *xrcd, struct ibv_cq *cq)
+struct srd_usrq *srd_srq_create(struct ibv_pd *pd,
+				struct ibv_srq_init_attr *attr,
+				struct ibv_xrcd *xrcd, struct ibv_cq *cq)
 {
 	struct srd_context *ctx = to_ctx(pd->context);
 	struct srd_create_srq_req req = { 0 };
@@ -27,7 +27,7 @@ struct srd_srq *srd_srq_create(struct ibv_pd *pd,
 		.rfds = &fd,
 		.max_rfds = 1,
 	};
-	struct srd_srq *srq;
+	struct srd_usrq *srq;
 	void *map;
 	int ret;
 
@@ -109,7 +109,7 @@ err_free:
 LIB_EXPORT struct ibv_srq *ibv_create_srq(struct ibv_pd *pd,
 					  struct ibv_srq_init_attr *attr)
 {
-	struct srd_srq *srq;
+	struct srd_usrq *srq;
 
 	if (!pd || !attr) {
 		errno = EINVAL;
@@ -125,7 +125,7 @@ struct ibv_srq *srd_create_srq_ex(struct ibv_context *context,
 	struct ibv_srq_init_attr basic;
 	struct ibv_xrcd *xrcd = NULL;
 	struct ibv_cq *cq = NULL;
-	struct srd_srq *srq;
+	struct srd_usrq *srq;
 
 	if (attr->comp_mask &
 	    ~(uint32_t)(IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD |
@@ -202,7 +202,7 @@ LIB_EXPORT int ibv_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr)
 
 LIB_EXPORT int ibv_destroy_srq(struct ibv_srq *ibsrq)
 {
-	struct srd_srq *srq = to_srq(ibsrq);
+	struct srd_usrq *srq = to_srq(ibsrq);
 	struct srd_context *ctx = to_ctx(ibsrq->context);
 	int ret;
 

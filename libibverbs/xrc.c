@@ -91,7 +91,7 @@ int srd_close_xrcd(struct ibv_xrcd *xrcd)
 
 int srd_get_srq_num(struct ibv_srq *ibsrq, uint32_t *srq_num)
 {
-	struct srd_srq *srq = to_srq(ibsrq);
+	struct srd_usrq *srq = to_srq(ibsrq);
 
 	/* Only XRC SRQs have a number a sender can name. */
 	if (!srq->xrc)
@@ -101,10 +101,10 @@ int srd_get_srq_num(struct ibv_srq *ibsrq, uint32_t *srq_num)
 }
 
 /* The library side of a target QP: no rings, no CQs, no PD. */
-static struct srd_qp *tgt_alloc(struct ibv_context *context,
-				enum ibv_qp_type type, void *qp_context)
+static struct srd_uqp *tgt_alloc(struct ibv_context *context,
+				 enum ibv_qp_type type, void *qp_context)
 {
-	struct srd_qp *qp = calloc(1, sizeof(*qp));
+	struct srd_uqp *qp = calloc(1, sizeof(*qp));
 
 	if (!qp) {
 		errno = ENOMEM;
@@ -124,7 +124,7 @@ static struct srd_qp *tgt_alloc(struct ibv_context *context,
 	return qp;
 }
 
-static void tgt_free(struct srd_qp *qp)
+static void tgt_free(struct srd_uqp *qp)
 {
 	pthread_spin_destroy(&qp->sq.lock);
 	pthread_spin_destroy(&qp->rq.lock);
@@ -143,7 +143,7 @@ static_assert(offsetof(struct srd_create_qp_rep, handle) == 0 &&
  * gets its handle and number and hears its events, or is freed with
  * errno set (-1).
  */
-static int tgt_cmd(struct ibv_context *context, struct srd_qp *qp, uint32_t op,
+static int tgt_cmd(struct ibv_context *context, struct srd_uqp *qp, uint32_t op,
 		   const void *req, size_t req_len, void *rep, size_t rep_len)
 {
 	struct srd_open_qp_rep ids;
@@ -161,12 +161,12 @@ static int tgt_cmd(struct ibv_context *context, struct srd_qp *qp, uint32_t op,
 	return 0;
 }
 
-struct srd_qp *srd_xrc_tgt_create(struct ibv_context *context,
-				  struct ibv_qp_init_attr_ex *attr)
+struct srd_uqp *srd_xrc_tgt_create(struct ibv_context *context,
+				   struct ibv_qp_init_attr_ex *attr)
 {
 	struct srd_create_qp_req req = { 0 };
 	struct srd_create_qp_rep rep;
-	struct srd_qp *qp;
+	struct srd_uqp *qp;
 
 	qp = tgt_alloc(context, IBV_QPT_XRC_RECV, attr->qp_context);
 	if (!qp)
@@ -188,7 +188,7 @@ struct ibv_qp *srd_open_qp(struct ibv_context *context,
 {
 	struct srd_open_qp_req req = { 0 };
 	struct srd_open_qp_rep rep;
-	struct srd_qp *qp;
+	struct srd_uqp *qp;
 
 	/* rdma-core's ibv_cmd_open_qp, then uverbs: a target QP only. */
 	if (attr->comp_mask >= IBV_QP_OPEN_ATTR_RESERVED) {
