@@ -20,7 +20,7 @@
 
 #include <infiniband/verbs.h>
 
-#define SRD_PROTO_VERSION 2
+#define SRD_PROTO_VERSION 3
 
 /* Abstract UNIX socket name (per network namespace).  SOFTRDMA_SOCKET in
  * the environment overrides it, for tests that run a private daemon. */
@@ -75,6 +75,7 @@ enum srd_cmd {
 	SRD_CMD_OPEN_XRCD,
 	SRD_CMD_CLOSE_XRCD,
 	SRD_CMD_OPEN_QP,
+	SRD_CMD_ADVISE_MR,
 	SRD_CMD__MAX
 };
 
@@ -149,7 +150,12 @@ struct srd_open_device_req {
 	uint32_t index;
 	uint32_t trace_flags; /* SRD_TRACE_*; an fd is passed when non-zero */
 	uint32_t mem_access;  /* enum srd_mem_access; an fd unless NONE */
-	uint32_t rsvd;
+	uint32_t flags;	      /* SRD_OPEN_F_* */
+};
+/* The client's /proc/self/maps follows the memory access fd (what
+ * on-demand paging checks each access against). */
+enum {
+	SRD_OPEN_F_MAPS = 1 << 0,
 };
 /* Reply fds: [0] async event fd (read end), [1] doorbell eventfd,
  * [2] device status page memfd (sealed, map read-only). */
@@ -182,6 +188,14 @@ struct srd_device_caps_ex {
 	uint32_t rsvd;
 	/* device_cap_flags_ex above bit 31 (IB_UVERBS_DEVICE_*) */
 	uint64_t cap_flags_hi;
+	/* On-demand paging: IBV_ODP_SUPPORT*, then IBV_ODP_SUPPORT_SEND..
+	 * per transport (0 when this context cannot have ODP MRs). */
+	uint32_t odp_general;
+	uint32_t odp_rc;
+	uint32_t odp_uc;
+	uint32_t odp_ud;
+	uint32_t odp_xrc;
+	uint32_t rsvd2;
 };
 struct srd_query_device_rep {
 	struct ibv_device_attr attr;
@@ -253,6 +267,12 @@ struct srd_reg_mr_req {
 	uint32_t rsvd;
 	struct srd_mr_piece piece[];
 };
+/*
+ * An MR with IBV_ACCESS_ON_DEMAND has no pieces (num_pieces 0, no fds, no
+ * span): the daemon reaches [addr, addr + length) in place, page by page
+ * as it is touched.  addr 0 with length UINT64_MAX is the implicit MR over
+ * the whole address space.
+ */
 struct srd_reg_mr_rep {
 	uint32_t handle;
 	uint32_t lkey;
@@ -265,6 +285,21 @@ struct srd_rereg_mr_req {
 	uint32_t handle;
 	uint32_t flags;
 	struct srd_reg_mr_req reg;
+};
+
+/* --- ADVISE_MR: ibv_advise_mr over ODP MRs of a PD ------------------- */
+#define SRD_ADVISE_MAX_SGE 256
+struct srd_advise_sge {
+	uint64_t addr;
+	uint32_t length;
+	uint32_t lkey;
+};
+struct srd_advise_mr_req {
+	uint32_t pd_handle;
+	uint32_t advice; /* enum ibv_advise_mr_advice */
+	uint32_t flags;	 /* IBV_ADVISE_MR_FLAG_* */
+	uint32_t num_sge;
+	struct srd_advise_sge sge[];
 };
 
 /* --- memory windows --------------------------------------------------- */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Opening and closing a device: one command connection per context. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -71,6 +72,7 @@ void srd_ctx_set_ops(struct srd_context *ctx)
 	v->close_xrcd = srd_close_xrcd;
 	v->open_qp = srd_open_qp;
 	v->get_srq_num = srd_get_srq_num;
+	v->advise_mr = srd_advise_mr;
 }
 
 /* Reply fds of OPEN_DEVICE. */
@@ -86,7 +88,8 @@ LIB_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 	struct srd_udevice *dev = to_dev(device);
 	struct srd_open_device_req req = { .index = dev->index };
 	struct srd_open_device_rep rep;
-	int fds[FD_COUNT], sfds[2] = { STDERR_FILENO, -1 };
+	int fds[FD_COUNT], sfds[3] = { STDERR_FILENO, -1, -1 };
+	int maps = -1;
 	struct srd_cmd_args a = {
 		.op = SRD_CMD_OPEN_DEVICE,
 		.req = &req,
@@ -121,8 +124,19 @@ LIB_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 	sfds[a.nfds] = srd_mem_access_open(&req.mem_access);
 	if (sfds[a.nfds] >= 0)
 		a.nfds++;
+	/* What ODP checks its accesses against, of the same address space
+	 * as the mem file (both refer to it for good once open). */
+	if (req.mem_access != SRD_MEM_NONE) {
+		maps = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+		if (maps >= 0) {
+			sfds[a.nfds++] = maps;
+			req.flags |= SRD_OPEN_F_MAPS;
+		}
+	}
 	ret = srd_cmd(&ctx->conn, &a);
-	/* The daemon holds its own copy of the memory access fd. */
+	/* The daemon holds its own copies of the memory access fds. */
+	if (maps >= 0)
+		close(sfds[--a.nfds]);
 	if (req.mem_access != SRD_MEM_NONE)
 		close(sfds[a.nfds - 1]);
 	if (ret)

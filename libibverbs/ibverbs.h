@@ -338,6 +338,9 @@ int srd_destroy_handle(struct ibv_context *context, uint32_t op,
 		       uint32_t handle);
 
 /* --- query.c ------------------------------------------------------------ */
+bool srd_mr_implicit(const struct ibv_mr *mr);
+int srd_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice,
+		  uint32_t flags, struct ibv_sge *sg_list, uint32_t num_sge);
 int srd_query_device_ex(struct ibv_context *context,
 			const struct ibv_query_device_ex_input *input,
 			struct ibv_device_attr_ex *attr, size_t attr_size);

@@ -14,8 +14,6 @@
 /* The kernel's ib_check_mr_access() rules, before we move any memory. */
 static int check_access(unsigned int access)
 {
-	if (access & IBV_ACCESS_ON_DEMAND)
-		return -EOPNOTSUPP;
 	if ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
 	    !(access & IBV_ACCESS_LOCAL_WRITE))
 		return -EINVAL;
@@ -39,12 +37,34 @@ static size_t fill_reg(struct srd_reg_mr_req *r, uint32_t pd_handle,
 	return sizeof(*r) + d->num_pieces * sizeof(r->piece[0]);
 }
 
+/* Make the pages reachable and describe them.  An ODP MR leaves them
+ * alone: nothing moved, looked at or touched (the daemon reaches each page
+ * in place when it needs it), so the request carries no pieces. */
 static int acquire(struct srd_context *ctx, const void *addr, size_t length,
 		   unsigned int access, struct srd_mem_desc *d,
 		   struct srd_mem_ref *ref)
 {
+	if (access & IBV_ACCESS_ON_DEMAND) {
+		memset(d, 0, offsetof(struct srd_mem_desc, piece));
+		d->nfds = 0;
+		ref->seg = NULL;
+		ref->nseg = 0;
+		return 0;
+	}
 	return srd_mem_acquire(addr, length, access & SRD_ACCESS_WRITABLE,
 			       ctx->conn.daemon_pid, d, ref);
+}
+
+/* The implicit ODP MR: addr NULL and length SIZE_MAX, the whole address
+ * space at iova == address. */
+static bool implicit_args(const void *addr, size_t length)
+{
+	return !addr && length == SIZE_MAX;
+}
+
+bool srd_mr_implicit(const struct ibv_mr *mr)
+{
+	return implicit_args(mr->addr, mr->length);
 }
 
 static struct ibv_mr *reg_mr(struct ibv_pd *pd, void *addr, size_t length,
@@ -76,6 +96,12 @@ static struct ibv_mr *reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 	ret = check_access(access);
 	if (ret) {
 		errno = -ret;
+		return NULL;
+	}
+	/* As mlx5: an implicit MR is an ODP one at iova 0. */
+	if (implicit_args(addr, length) &&
+	    (!(access & IBV_ACCESS_ON_DEMAND) || iova)) {
+		errno = EINVAL;
 		return NULL;
 	}
 	ctx = to_ctx(pd->context);
@@ -195,6 +221,18 @@ LIB_EXPORT int ibv_rereg_mr(struct ibv_mr *ibmr, int flags, struct ibv_pd *pd,
 			errno = -ret;
 			return IBV_REREG_MR_ERR_CMD;
 		}
+	}
+	/* Paging on demand or not is another translation of the same
+	 * range (mlx5 makes a new MR behind the same handle). */
+	if (((nacc ^ (unsigned int)mr->access) & IBV_ACCESS_ON_DEMAND) &&
+	    !(flags & IBV_REREG_MR_CHANGE_TRANSLATION)) {
+		if (srd_mr_implicit(ibmr)) {
+			errno = EINVAL;
+			return IBV_REREG_MR_ERR_CMD;
+		}
+		flags |= IBV_REREG_MR_CHANGE_TRANSLATION;
+		addr = ibmr->addr;
+		length = ibmr->length;
 	}
 
 	memset(&u.req, 0, sizeof(u.req));

@@ -56,6 +56,11 @@ int srd_query_device_ex(struct ibv_context *context,
 	ex.max_dm_size = rep.ex.max_dm_size;
 	ex.device_cap_flags_ex = ex.orig_attr.device_cap_flags |
 				 rep.ex.cap_flags_hi;
+	ex.odp_caps.general_caps = rep.ex.odp_general;
+	ex.odp_caps.per_transport_caps.rc_odp_caps = rep.ex.odp_rc;
+	ex.odp_caps.per_transport_caps.uc_odp_caps = rep.ex.odp_uc;
+	ex.odp_caps.per_transport_caps.ud_odp_caps = rep.ex.odp_ud;
+	ex.xrc_odp_caps = rep.ex.odp_xrc;
 	ex.phys_port_cnt_ex = ex.orig_attr.phys_port_cnt;
 	ex.max_wq_type_rq = 0;
 	memcpy(attr, &ex, attr_size < sizeof(ex) ? attr_size : sizeof(ex));

@@ -55,6 +55,7 @@ static void client_new(struct srd_daemon *d, int fd)
 	c->async_wfd = -1;
 	c->trace_fd = -1;
 	c->mem.fd = -1;
+	c->mem.maps_fd = -1;
 	if (!getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen)) {
 		c->pid = cred.pid;
 		c->uid = cred.uid;
@@ -160,6 +161,8 @@ void client_destroy(struct srd_client *c)
 		close(c->trace_fd);
 	if (c->mem.fd >= 0)
 		close(c->mem.fd);
+	if (c->mem.maps_fd >= 0)
+		close(c->mem.maps_fd);
 	limits_client_gone(c);
 	list_del(&c->node);
 	if (--d->nclients == 0)

@@ -105,17 +105,16 @@ static int trace_fd_open(struct srd_client *c, int *fd)
 	return nfd;
 }
 
-/* Is fd what SRD_MEM_PROCMEM promises: a /proc/PID/mem file open for
- * reading and writing?  It was opened by the client, so it grants no more
- * than the client's own access to that address space. */
-static bool procmem_fd_ok(int fd)
+/* Is fd a file NAME of a /proc/PID directory, open with accmode? */
+static bool proc_fd_is(int fd, const char *name, int accmode)
 {
 	char path[64], link[256];
+	size_t k = strlen(name);
 	struct statfs sfs;
 	ssize_t n;
 	int fl = fcntl(fd, F_GETFL);
 
-	if (fl < 0 || (fl & O_ACCMODE) != O_RDWR)
+	if (fl < 0 || (fl & O_ACCMODE) != accmode)
 		return false;
 	if (fstatfs(fd, &sfs) || sfs.f_type != PROC_SUPER_MAGIC)
 		return false;
@@ -124,7 +123,15 @@ static bool procmem_fd_ok(int fd)
 	if (n < 0)
 		return true; /* no /proc of our own to tell more */
 	link[n] = '\0';
-	return n >= 4 && !strcmp(link + n - 4, "/mem");
+	return (size_t)n >= k && !strcmp(link + n - k, name);
+}
+
+/* Is fd what SRD_MEM_PROCMEM promises: a /proc/PID/mem file open for
+ * reading and writing?  It was opened by the client, so it grants no more
+ * than the client's own access to that address space. */
+static bool procmem_fd_ok(int fd)
+{
+	return proc_fd_is(fd, "/mem", O_RDWR);
 }
 
 /* The pid a pidfd names, from its fdinfo (in the pid namespace of the
@@ -222,15 +229,31 @@ int cmd_open_device(struct srd_client *c, struct srd_req *rq,
 		return -EINVAL;
 	if (req->trace_flags & ~SRD_TRACE_CQE)
 		return -EINVAL;
+	if ((req->flags & ~SRD_OPEN_F_MAPS) ||
+	    ((req->flags & SRD_OPEN_F_MAPS) &&
+	     req->mem_access == SRD_MEM_NONE))
+		return -EINVAL;
 	nfds = (req->trace_flags ? 1 : 0) +
-	       (req->mem_access != SRD_MEM_NONE ? 1 : 0);
-	if (rq->nfds != nfds || req->rsvd)
+	       (req->mem_access != SRD_MEM_NONE ? 1 : 0) +
+	       (req->flags & SRD_OPEN_F_MAPS ? 1 : 0);
+	if (rq->nfds != nfds)
 		return -EINVAL;
 	dev = device_by_index(c->d, req->index);
 	if (!dev)
 		return -ENODEV;
 	if (pipe2(p, O_CLOEXEC | O_NONBLOCK))
 		return -errno;
+	if (req->flags & SRD_OPEN_F_MAPS) {
+		/* Only ever read for this client's own ODP MRs, so whatever
+		 * file it hands over can mislead nobody but itself. */
+		if (!proc_fd_is(rq->fds[nfds - 1], "/maps", O_RDONLY)) {
+			close(p[0]);
+			close(p[1]);
+			return -EINVAL;
+		}
+		c->mem.maps_fd = rq->fds[nfds - 1];
+		rq->fds[--nfds] = -1; /* taken */
+	}
 	if (req->mem_access != SRD_MEM_NONE) {
 		err = mem_access_take(c, req->mem_access, &rq->fds[nfds - 1]);
 		if (err) {

@@ -188,7 +188,7 @@ void cm_fini(struct srd_daemon *d);
 srd_cmd_fn cmd_hello, cmd_list_devices, cmd_open_device;
 srd_cmd_fn cmd_query_device, cmd_query_port, cmd_query_gid, cmd_query_pkey;
 srd_cmd_fn cmd_alloc_pd, cmd_dealloc_pd;
-srd_cmd_fn cmd_reg_mr, cmd_rereg_mr, cmd_dereg_mr;
+srd_cmd_fn cmd_reg_mr, cmd_rereg_mr, cmd_dereg_mr, cmd_advise_mr;
 srd_cmd_fn cmd_alloc_mw, cmd_dealloc_mw;
 srd_cmd_fn cmd_create_comp_channel, cmd_destroy_comp_channel;
 srd_cmd_fn cmd_create_cq, cmd_resize_cq, cmd_destroy_cq;

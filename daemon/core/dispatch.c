@@ -83,6 +83,8 @@ static const struct cmd_desc verbs_cmds[SRD_CMD__MAX] = {
 	[SRD_CMD_CLOSE_XRCD] = { cmd_close_xrcd, sizeof(struct srd_handle_req),
 				 0 },
 	[SRD_CMD_OPEN_QP] = { cmd_open_qp, sizeof(struct srd_open_qp_req), 0 },
+	[SRD_CMD_ADVISE_MR] = { cmd_advise_mr, sizeof(struct srd_advise_mr_req),
+				F_VAR },
 };
 
 void *rep_payload(struct srd_rep *rp, size_t len)

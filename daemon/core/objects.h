@@ -113,6 +113,11 @@ struct srd_mr {
 	void *map; /* start of the daemon mapping */
 	size_t map_len;
 	bool pvm;	   /* reached through owner->mem */
+	/* On-demand paging: nothing was checked or pinned at registration;
+	 * every access checks that the pages are mapped with the rights it
+	 * needs (mr_odp_check).  Implicit: addr = iova = 0, length
+	 * UINT64_MAX, the owner's whole address space. */
+	bool odp;
 	struct srd_dm *dm; /* an MR over device memory (base points in it) */
 	uint32_t num_mw;   /* windows bound to it */
 	uint64_t charged_bytes; /* against the owner's limits */
@@ -317,6 +322,10 @@ struct srd_client_mem {
 	enum srd_mem_access kind;
 	int fd;	   /* the mem file or the pidfd; -1 with SRD_MEM_NONE */
 	pid_t pid; /* SRD_MEM_PIDFD: the pid the pidfd names */
+	/* The client's /proc/self/maps, or -1.  The mem file reaches
+	 * PROT_NONE and read-only pages too (FOLL_FORCE): ODP accesses ask
+	 * this one what is mapped, and how, right now. */
+	int maps_fd;
 };
 
 /* A context: one command connection. */
@@ -453,6 +462,8 @@ int mr_read(struct srd_mr *mr, uint64_t va, void *buf, uint64_t len);
 /* Does the address space a pvm MR is reached through still exist?  Once
  * its client is gone the MR reads and writes nothing. */
 bool mr_owner_alive(const struct srd_mr *mr);
+int mr_odp_check(const struct srd_mr *mr, uint64_t va, uint64_t len,
+		 bool write);
 int mr_write(struct srd_mr *mr, uint64_t va, const void *buf, uint64_t len);
 /* Daemon pointer to an MR range (for atomics); NULL when not mapped. */
 uint8_t *mr_ptr(struct srd_mr *mr, uint64_t va);

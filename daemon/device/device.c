@@ -141,6 +141,20 @@ static void fill_attr(struct srd_device *dev)
 	dev->caps_ex.cap_flags_hi = IB_UVERBS_DEVICE_FLUSH_GLOBAL |
 				    IB_UVERBS_DEVICE_FLUSH_PERSISTENT |
 				    IB_UVERBS_DEVICE_ATOMIC_WRITE;
+	/* ODP MRs go wherever MRs go: each transport's operations and SRQ
+	 * receives (UC has no READ or atomics, UD no RDMA, XRC receives
+	 * only on SRQs).  rxe has no implicit ODP; mlx5 has. */
+	dev->caps_ex.odp_general = IBV_ODP_SUPPORT | IBV_ODP_SUPPORT_IMPLICIT;
+	dev->caps_ex.odp_rc = IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV |
+			      IBV_ODP_SUPPORT_WRITE | IBV_ODP_SUPPORT_READ |
+			      IBV_ODP_SUPPORT_ATOMIC | IBV_ODP_SUPPORT_SRQ_RECV;
+	dev->caps_ex.odp_uc = IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV |
+			      IBV_ODP_SUPPORT_WRITE | IBV_ODP_SUPPORT_SRQ_RECV;
+	dev->caps_ex.odp_ud = IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV |
+			      IBV_ODP_SUPPORT_SRQ_RECV;
+	dev->caps_ex.odp_xrc = IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_WRITE |
+			       IBV_ODP_SUPPORT_READ | IBV_ODP_SUPPORT_ATOMIC |
+			       IBV_ODP_SUPPORT_SRQ_RECV;
 }
 
 /* Removed devices that something may still refer to. */

@@ -26,13 +26,12 @@
 	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |                \
 	 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC |               \
 	 IBV_ACCESS_MW_BIND | IBV_ACCESS_ZERO_BASED | IBV_ACCESS_HUGETLB | \
-	 IBV_ACCESS_FLUSH_GLOBAL | IBV_ACCESS_OPTIONAL_RANGE)
+	 IBV_ACCESS_FLUSH_GLOBAL | IBV_ACCESS_ON_DEMAND |                 \
+	 IBV_ACCESS_OPTIONAL_RANGE)
 
 /* The kernel's ib_check_mr_access() rules. */
 static int mr_access_check(uint32_t access)
 {
-	if (access & IBV_ACCESS_ON_DEMAND)
-		return -EOPNOTSUPP;
 	/* As rxe over memory that is not persistent (no pmem here). */
 	if (access & IBV_ACCESS_FLUSH_PERSISTENT)
 		return -EINVAL;
@@ -48,7 +47,8 @@ static int mr_access_keep(uint32_t access)
 {
 	return access & (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 			 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC |
-			 IBV_ACCESS_MW_BIND | IBV_ACCESS_FLUSH_GLOBAL);
+			 IBV_ACCESS_MW_BIND | IBV_ACCESS_FLUSH_GLOBAL |
+			 IBV_ACCESS_ON_DEMAND);
 }
 
 /* How the daemon reaches the memory of one registration. */
@@ -57,7 +57,37 @@ struct mr_map {
 	size_t map_len;
 	uint8_t *base;
 	bool pvm;
+	bool odp;
 };
+
+/*
+ * An ODP registration: no pieces, no fds, nothing looked at but the
+ * numbers (the pages are checked when touched).  The implicit MR is addr 0
+ * and length UINT64_MAX, with iova 0 (EINVAL otherwise, as mlx5).
+ */
+static int mr_map_odp(struct srd_client *c, const struct srd_reg_mr_req *r,
+		      uint32_t len, int nfds, struct mr_map *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (r->num_pieces || nfds || len != sizeof(*r) || r->span_start ||
+	    r->span_len)
+		return -EINVAL;
+	/* Nothing to reach the pages in place with: no ODP on this
+	 * context (its query reports none). */
+	if (c->mem.kind == SRD_MEM_NONE)
+		return -EOPNOTSUPP;
+	if (r->addr == 0 && r->length == UINT64_MAX) {
+		if (r->iova)
+			return -EINVAL;
+	} else if (r->length == 0 || r->addr + r->length < r->addr ||
+		   r->iova + r->length < r->iova ||
+		   (r->addr & PAGE_MASK_LO) != (r->iova & PAGE_MASK_LO)) {
+		return -EINVAL;
+	}
+	out->pvm = true;
+	out->odp = true;
+	return 0;
+}
 
 static void mr_map_release(struct mr_map *m)
 {
@@ -88,7 +118,7 @@ static int piece_fd_check(int fd, uint64_t off, uint64_t len)
  * and its fds, and map its memory.
  */
 static int mr_map_build(struct srd_client *c, const struct srd_reg_mr_req *r,
-			uint32_t len, const int *fds, int nfds,
+			uint32_t len, const int *fds, int nfds, bool odp,
 			struct mr_map *out)
 {
 	uint64_t sum = 0, end;
@@ -96,6 +126,8 @@ static int mr_map_build(struct srd_client *c, const struct srd_reg_mr_req *r,
 	bool pvm = false;
 	uint8_t *span;
 
+	if (odp)
+		return mr_map_odp(c, r, len, nfds, out);
 	memset(out, 0, sizeof(*out));
 	if (r->num_pieces == 0 || r->num_pieces > SRD_MR_MAX_PIECES ||
 	    len != sizeof(*r) + r->num_pieces * sizeof(r->piece[0]))
@@ -181,6 +213,7 @@ static void mr_set_map(struct srd_mr *mr, const struct srd_reg_mr_req *r,
 	mr->map_len = m->map_len;
 	mr->base = m->base;
 	mr->pvm = m->pvm;
+	mr->odp = m->odp;
 }
 
 static uint32_t mr_key(struct srd_daemon *d, uint32_t idx)
@@ -234,6 +267,14 @@ static uint64_t mr_maps(int nfds)
 	return 2 * (uint64_t)nfds + 1;
 }
 
+/* What a registration is charged in bytes: an ODP MR pins nothing and
+ * costs the daemon no mapping, as ODP memory counts against no
+ * RLIMIT_MEMLOCK. */
+static uint64_t mr_cost_bytes(uint32_t access, uint64_t length)
+{
+	return access & IBV_ACCESS_ON_DEMAND ? 0 : length;
+}
+
 /* Registered bytes and mappings against the client's limits; ENOMEM as
  * RLIMIT_MEMLOCK gives it for ibv_reg_mr. */
 static int mr_charge(struct srd_client *c, uint64_t bytes, int nfds)
@@ -261,6 +302,7 @@ int cmd_reg_mr(struct srd_client *c, struct srd_req *rq, struct srd_rep *rp)
 	struct srd_pd *pd = pd_get(c, req->pd_handle);
 	struct srd_mr *mr;
 	struct mr_map m;
+	uint64_t bytes;
 	int64_t idx;
 	int err;
 
@@ -269,22 +311,24 @@ int cmd_reg_mr(struct srd_client *c, struct srd_req *rq, struct srd_rep *rp)
 	err = mr_access_check(req->access);
 	if (err)
 		return err;
-	err = mr_charge(c, req->length, rq->nfds);
+	bytes = mr_cost_bytes(req->access, req->length);
+	err = mr_charge(c, bytes, rq->nfds);
 	if (err)
 		return err;
-	err = mr_map_build(c, req, rq->len, rq->fds, rq->nfds, &m);
+	err = mr_map_build(c, req, rq->len, rq->fds, rq->nfds,
+			   req->access & IBV_ACCESS_ON_DEMAND, &m);
 	if (err) {
-		mr_uncharge(c, req->length, rq->nfds);
+		mr_uncharge(c, bytes, rq->nfds);
 		return err;
 	}
 	mr = mr_new(c, pd, req->access, &idx);
 	if (!mr) {
 		mr_map_release(&m);
-		mr_uncharge(c, req->length, rq->nfds);
+		mr_uncharge(c, bytes, rq->nfds);
 		return (int)idx;
 	}
 	mr_set_map(mr, req, &m);
-	mr->charged_bytes = req->length;
+	mr->charged_bytes = bytes;
 	mr->charged_maps = mr_maps(rq->nfds);
 	pd->refcnt++;
 	rep = REP(rp, struct srd_reg_mr_rep);
@@ -304,6 +348,7 @@ int cmd_rereg_mr(struct srd_client *c, struct srd_req *rq, struct srd_rep *rp)
 	struct srd_pd *pd = NULL;
 	struct srd_reg_mr_rep *rep;
 	struct mr_map m;
+	uint64_t bytes;
 	int err, access;
 
 	/* As uverbs: an MR over device memory cannot be re-registered. */
@@ -322,14 +367,16 @@ int cmd_rereg_mr(struct srd_client *c, struct srd_req *rq, struct srd_rep *rp)
 		access = mr_access_keep(req->reg.access);
 	}
 	if (req->flags & IBV_REREG_MR_CHANGE_TRANSLATION) {
-		err = mr_charge(c, req->reg.length, rq->nfds);
+		bytes = mr_cost_bytes(access, req->reg.length);
+		err = mr_charge(c, bytes, rq->nfds);
 		if (err)
 			return err;
 		err = mr_map_build(c, &req->reg,
 				   rq->len - offsetof(typeof(*req), reg),
-				   rq->fds, rq->nfds, &m);
+				   rq->fds, rq->nfds,
+				   access & IBV_ACCESS_ON_DEMAND, &m);
 		if (err) {
-			mr_uncharge(c, req->reg.length, rq->nfds);
+			mr_uncharge(c, bytes, rq->nfds);
 			return err;
 		}
 		if (mr->map)
@@ -337,9 +384,11 @@ int cmd_rereg_mr(struct srd_client *c, struct srd_req *rq, struct srd_rep *rp)
 		limits_uncharge(c, SRD_RES_BYTES, mr->charged_bytes);
 		limits_uncharge(c, SRD_RES_MAPS, mr->charged_maps);
 		mr_set_map(mr, &req->reg, &m);
-		mr->charged_bytes = req->reg.length;
+		mr->charged_bytes = bytes;
 		mr->charged_maps = mr_maps(rq->nfds);
-	} else if (rq->len != sizeof(*req) || rq->nfds) {
+	} else if (rq->len != sizeof(*req) || rq->nfds ||
+		   ((access ^ mr->access) & IBV_ACCESS_ON_DEMAND)) {
+		/* Paging on demand or not is a new translation. */
 		return -EINVAL;
 	}
 	if (pd) {
@@ -406,6 +455,11 @@ int mr_check(const struct srd_mr *mr, const struct srd_pd *pd, uint64_t va,
 	 * gone (a peer gets a remote access error). */
 	if (mr->pvm && !mr_owner_alive(mr))
 		return -EFAULT;
+	if (mr->odp)
+		return mr_odp_check(mr, va, len,
+				    access & (IBV_ACCESS_LOCAL_WRITE |
+					      IBV_ACCESS_REMOTE_WRITE |
+					      IBV_ACCESS_REMOTE_ATOMIC));
 	return 0;
 }
 

@@ -22,10 +22,10 @@
 #define GUESSES 8192 /* beyond every table's first size */
 
 static int open_with(const char *name, uint32_t mem_access, int fd,
-		     uint32_t rsvd)
+		     uint32_t flags)
 {
 	struct srd_open_device_req req = { .mem_access = mem_access,
-					   .rsvd = rsvd };
+					   .flags = flags };
 	struct srd_open_device_rep rep;
 	int rfds[SRD_MAX_FDS], n = 0, c = t_connect(name), ret;
 
