@@ -129,8 +129,7 @@ static int vma_from_text(const char *t, uint64_t addr, struct odp_vma *v)
  * writable when write)?  0 or -EFAULT.  The MR's own bounds and rights
  * were checked by mr_check.
  */
-int mr_odp_check(const struct srd_mr *mr, uint64_t va, uint64_t len,
-		 bool write)
+int mr_odp_check(const struct srd_mr *mr, uint64_t va, uint64_t len, bool write)
 {
 	const struct srd_client_mem *cm = &mr->owner->mem;
 	uint64_t a = mr->addr + (va - mr->iova), end = a + len;
@@ -223,7 +222,8 @@ int cmd_advise_mr(struct srd_client *c, struct srd_req *rq, struct srd_rep *rp)
 		int err = mr_check(mr, pd, s->addr, s->length, 0);
 
 		/* NO_FAULT maps what is present and faults nothing in. */
-		if (!err && req->advice != IBV_ADVISE_MR_ADVICE_PREFETCH_NO_FAULT)
+		if (!err &&
+		    req->advice != IBV_ADVISE_MR_ADVICE_PREFETCH_NO_FAULT)
 			err = mr_odp_check(mr, s->addr, s->length, write);
 		if (err) {
 			if (flush)

@@ -30,7 +30,8 @@ static int populate(uint64_t addr, uint64_t len, bool write)
 
 	if (madvise((void *)s, e - s,
 		    write ? MADV_POPULATE_WRITE : MADV_POPULATE_READ))
-		return errno == EINVAL ? 0 : -EFAULT; /* EINVAL: no such advice */
+		return errno == EINVAL ? 0
+				       : -EFAULT; /* EINVAL: no such advice */
 	return 0;
 }
 

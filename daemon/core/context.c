@@ -230,8 +230,7 @@ int cmd_open_device(struct srd_client *c, struct srd_req *rq,
 	if (req->trace_flags & ~SRD_TRACE_CQE)
 		return -EINVAL;
 	if ((req->flags & ~SRD_OPEN_F_MAPS) ||
-	    ((req->flags & SRD_OPEN_F_MAPS) &&
-	     req->mem_access == SRD_MEM_NONE))
+	    ((req->flags & SRD_OPEN_F_MAPS) && req->mem_access == SRD_MEM_NONE))
 		return -EINVAL;
 	nfds = (req->trace_flags ? 1 : 0) +
 	       (req->mem_access != SRD_MEM_NONE ? 1 : 0) +

@@ -112,7 +112,7 @@ struct srd_mr {
 	uint8_t *base;
 	void *map; /* start of the daemon mapping */
 	size_t map_len;
-	bool pvm;	   /* reached through owner->mem */
+	bool pvm; /* reached through owner->mem */
 	/* On-demand paging: nothing was checked or pinned at registration;
 	 * every access checks that the pages are mapped with the rights it
 	 * needs (mr_odp_check).  Implicit: addr = iova = 0, length

@@ -217,8 +217,8 @@ struct srd_mr *rkey_lookup(struct srd_daemon *d, uint32_t key,
 	if (mr_check(mw->mr, NULL, mw->addr + off, len, 0))
 		return NULL;
 	/* Pages behind an ODP MR must also allow what the window grants. */
-	if (mw->mr->odp && (access & (IBV_ACCESS_REMOTE_WRITE |
-				      IBV_ACCESS_REMOTE_ATOMIC)) &&
+	if (mw->mr->odp &&
+	    (access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
 	    mr_odp_check(mw->mr, mw->addr + off, len, true))
 		return NULL;
 	*va = mw->addr + off;

@@ -50,8 +50,7 @@ static enum ibv_wc_status peer_write(struct odp_env *e, size_t off,
 }
 
 /* A peer READs len bytes at off of the ODP MR into loc. */
-static enum ibv_wc_status peer_read(struct odp_env *e, size_t off,
-				    uint32_t len)
+static enum ibv_wc_status peer_read(struct odp_env *e, size_t off, uint32_t len)
 {
 	memset(e->loc.p, 0, len);
 	return op(e, IBV_WR_RDMA_READ, e->loc.mr, e->loc.p, len, e->m + off,
@@ -59,8 +58,7 @@ static enum ibv_wc_status peer_read(struct odp_env *e, size_t off,
 }
 
 /* The ODP MR's bytes at off as the local source of a WRITE to loc. */
-static enum ibv_wc_status local_src(struct odp_env *e, size_t off,
-				    uint32_t len)
+static enum ibv_wc_status local_src(struct odp_env *e, size_t off, uint32_t len)
 {
 	memset(e->loc.p, 0, len);
 	return op(e, IBV_WR_RDMA_WRITE, e->mr, e->m + off, len, e->loc.p,
@@ -68,8 +66,8 @@ static enum ibv_wc_status local_src(struct odp_env *e, size_t off,
 }
 
 /* The ODP MR's bytes at off as the local destination of a READ. */
-static enum ibv_wc_status local_dst(struct odp_env *e, size_t off,
-				    uint32_t len, uint32_t seed)
+static enum ibv_wc_status local_dst(struct odp_env *e, size_t off, uint32_t len,
+				    uint32_t seed)
 {
 	t_fill(e->loc.p, len, seed);
 	return op(e, IBV_WR_RDMA_READ, e->mr, e->m + off, len, e->loc.p,
@@ -107,8 +105,7 @@ static void unmapped(struct odp_env *e)
 
 	/* New pages at the same address: the same MR reaches them. */
 	T_ASSERT(mmap(hole, 2 * PG, PROT_READ | PROT_WRITE,
-		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1,
-		      0) == hole);
+		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == hole);
 	all_work(e, 2 * PG, 40);
 	all_work(e, 3 * PG, 50);
 }
