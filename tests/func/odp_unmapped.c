@@ -15,6 +15,7 @@
 
 #define PG 4096
 #define LEN (8 * PG)
+#define AT ((uint8_t *)0x5a5c00000000ull)
 
 struct odp_env {
 	struct t_dev d;
@@ -140,9 +141,11 @@ int main(void)
 
 	t_init("odp_unmapped");
 	t_dev_open(&e.d);
-	e.m = mmap(NULL, LEN, PROT_READ | PROT_WRITE,
-		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	T_ASSERT(e.m != MAP_FAILED);
+	/* Far from where new mappings go: no ring of the QPs made below
+	 * lands in the holes. */
+	e.m = mmap(AT, LEN, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	T_ASSERT(e.m == AT);
 	e.mr = T_NONNULL(ibv_reg_mr(e.d.pd, e.m, LEN,
 				    T_ACCESS_ALL | IBV_ACCESS_ON_DEMAND));
 	t_buf_alloc(&e.d, &e.loc, 2 * PG, T_ACCESS_ALL);
