@@ -169,6 +169,12 @@ int mr_odp_check(const struct srd_mr *mr, uint64_t va, uint64_t len, bool write)
 	return ret;
 }
 
+static bool in_mr(const struct srd_mr *mr, uint64_t va, uint64_t len)
+{
+	return va >= mr->iova && va - mr->iova <= mr->length &&
+	       len <= mr->length - (va - mr->iova);
+}
+
 /* An ODP MR of pd that advice may prefetch, or NULL. */
 static struct srd_mr *advise_mr_of(struct srd_client *c,
 				   const struct srd_pd *pd, uint32_t lkey,
@@ -219,7 +225,7 @@ int cmd_advise_mr(struct srd_client *c, struct srd_req *rq, struct srd_rep *rp)
 		const struct srd_advise_sge *s = &req->sge[i];
 		struct srd_mr *mr = advise_mr_of(c, pd, s->lkey, req->advice);
 		bool write = req->advice == IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE;
-		int err = mr_check(mr, pd, s->addr, s->length, 0);
+		int err = in_mr(mr, s->addr, s->length) ? 0 : -EFAULT;
 
 		/* NO_FAULT maps what is present and faults nothing in. */
 		if (!err &&

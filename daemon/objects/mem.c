@@ -110,8 +110,11 @@ bool mr_owner_alive(const struct srd_mr *mr)
 	case SRD_MEM_PROCMEM:
 		/* 0 bytes: the address space is gone (an unreadable page
 		 * is an error of its own, found by the access). */
+		/* An ODP MR's pages are not touched for this: page 0 is
+		 * never mapped, and EIO there still says the space lives. */
 		do
-			n = pread(cm->fd, &b, 1, (off_t)(mr->addr & INT64_MAX));
+			n = pread(cm->fd, &b, 1,
+				  mr->odp ? 0 : (off_t)(mr->addr & INT64_MAX));
 		while (n < 0 && errno == EINTR);
 		return n != 0;
 	case SRD_MEM_PIDFD:

@@ -74,8 +74,8 @@ static void rules(void)
 static int child_maps(int fd, void *arg)
 {
 	uint8_t *p = mmap(AT, PG, PROT_READ | PROT_WRITE,
-			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE,
-			  -1, 0);
+			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1,
+			  0);
 
 	(void)arg;
 	T_ASSERT(p == AT);
