@@ -33,10 +33,10 @@ static int cmp_double(const void *a, const void *b)
 }
 
 /* One size: n cycles, each of a registration and a deregistration. */
-static int run(struct ibv_pd *pd, size_t len, int n)
+static int run(struct ibv_pd *pd, size_t len, int n, int odp)
 {
 	const int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-			   IBV_ACCESS_REMOTE_READ;
+			   IBV_ACCESS_REMOTE_READ | odp;
 	double *t = calloc((size_t)n, sizeof(*t));
 	uint8_t *buf = mmap(NULL, len, PROT_READ | PROT_WRITE,
 			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -45,7 +45,9 @@ static int run(struct ibv_pd *pd, size_t len, int n)
 		fprintf(stderr, "out of memory\n");
 		return 1;
 	}
-	memset(buf, 0x5a, len);
+	/* An ODP range is left untouched: that is what it is for. */
+	if (!odp)
+		memset(buf, 0x5a, len);
 	for (int i = 0; i < n; i++) {
 		double t0 = now_us();
 		struct ibv_mr *mr = ibv_reg_mr(pd, buf, len, access);
@@ -71,10 +73,13 @@ int main(int argc, char **argv)
 	struct ibv_device **list;
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;
-	int n = 101, c, ret = 0, num;
+	int n = 101, c, ret = 0, num, odp = 0;
 
-	while ((c = getopt(argc, argv, "n:d:h")) != -1) {
+	while ((c = getopt(argc, argv, "n:d:oh")) != -1) {
 		switch (c) {
+		case 'o':
+			odp = IBV_ACCESS_ON_DEMAND;
+			break;
 		case 'n':
 			n = (int)strtol(optarg, NULL, 10);
 			break;
@@ -82,7 +87,8 @@ int main(int argc, char **argv)
 			dev_name = optarg;
 			break;
 		default:
-			fprintf(stderr, "usage: %s [-n N] [-d DEV]\n", argv[0]);
+			fprintf(stderr, "usage: %s [-n N] [-d DEV] [-o]\n",
+				argv[0]);
 			return 2;
 		}
 	}
@@ -106,11 +112,15 @@ int main(int argc, char **argv)
 		perror("ibv_open_device/ibv_alloc_pd");
 		return 1;
 	}
-	printf("# ibv_reg_mr + ibv_dereg_mr, microseconds per cycle\n");
+	printf("# ibv_reg_mr + ibv_dereg_mr%s, microseconds per cycle\n",
+	       odp ? " (ODP, untouched memory)" : "");
 	printf("#    size  cycles        median           min\n");
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]) && !ret; i++)
-		ret = run(pd, sizes[i],
-			  sizes[i] > (1 << 20) && n > 11 ? 11 : n);
+		ret = run(pd, sizes[i], sizes[i] > (1 << 20) && n > 11 ? 11 : n,
+			  odp);
+	/* 1 GiB only on demand: a pinning one would fill the memory. */
+	if (odp && !ret)
+		ret = run(pd, (size_t)1 << 30, n > 11 ? 11 : n, odp);
 	ibv_dealloc_pd(pd);
 	ibv_close_device(ctx);
 	ibv_free_device_list(list);
