@@ -15,7 +15,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include "daemon/core.h"
+#include "daemon/core/core.h"
 
 /* struct procmap_query of <linux/fs.h> (6.11), which older headers lack. */
 struct odp_procmap_query {
