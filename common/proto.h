@@ -35,6 +35,13 @@
 #define SRD_MAX_GIDS 16
 #define SRD_MAX_DEVICES 32
 #define SRD_MR_MAX_PIECES 60 /* pieces (one fd each) in one REG_MR */
+/*
+ * The device's vendor ID (ibv_device_attr.vendor_id, and the ECE vendor ID
+ * ibv_set_ece takes).  No IEEE OUI is assigned to softrdma; 0xFFFFFF is
+ * what Soft-RoCE reports for the same reason, so tools that key on vendor
+ * ids treat both alike.
+ */
+#define SRD_VENDOR_ID 0xFFFFFFu
 
 enum srd_cmd {
 	SRD_CMD_HELLO = 1,
@@ -76,8 +83,15 @@ enum srd_cmd {
 	SRD_CMD_CLOSE_XRCD,
 	SRD_CMD_OPEN_QP,
 	SRD_CMD_ADVISE_MR,
+	SRD_CMD_IMPORT_PD,
+	SRD_CMD_IMPORT_MR,
+	SRD_CMD_IMPORT_DM,
 	SRD_CMD__MAX
 };
+/* Never a request (no command has this op: answered EOPNOTSUPP): what the
+ * daemon sends through a client's own end of its connection at
+ * OPEN_DEVICE (SRD_OPEN_F_BIND). */
+#define SRD_CMD_CTX_PROBE 0xffu
 
 /*
  * Other command families have their own op ranges and their own headers:
@@ -146,22 +160,40 @@ enum srd_mem_access {
 	SRD_MEM_PROCMEM = 1,
 	SRD_MEM_PIDFD = 2,
 };
+/*
+ * Sharing a context (ibv_import_device).  A context's cmd_fd is the
+ * client's end of its connection.  With SRD_OPEN_F_BIND the last fd is
+ * that very end: the daemon sends a SRD_CMD_CTX_PROBE message with a
+ * random token through it and must find the token waiting on this
+ * connection, so the fd is proven to be this connection's; its inode
+ * then names the context.  With SRD_OPEN_F_IMPORT the last fd is a
+ * cmd_fd the client holds (dup'ed, passed by SCM_RIGHTS): the connection
+ * is attached to the context bound to that fd's inode (index is ignored),
+ * and every verbs command on it works on that context's objects.
+ */
+enum {
+	SRD_OPEN_F_BIND = 1 << 0,
+	SRD_OPEN_F_IMPORT = 1 << 1,
+	/* The client's /proc/self/maps follows the memory access fd (what
+	 * on-demand paging checks each access against). */
+	SRD_OPEN_F_MAPS = 1 << 2,
+};
+struct srd_ctx_probe {
+	uint8_t token[16];
+};
 struct srd_open_device_req {
 	uint32_t index;
 	uint32_t trace_flags; /* SRD_TRACE_*; an fd is passed when non-zero */
 	uint32_t mem_access;  /* enum srd_mem_access; an fd unless NONE */
-	uint32_t flags;	      /* SRD_OPEN_F_* */
-};
-/* The client's /proc/self/maps follows the memory access fd (what
- * on-demand paging checks each access against). */
-enum {
-	SRD_OPEN_F_MAPS = 1 << 0,
+	/* SRD_OPEN_F_*.  fds in this order: trace, memory access, maps,
+	 * then the BIND or IMPORT fd. */
+	uint32_t flags;
 };
 /* Reply fds: [0] async event fd (read end), [1] doorbell eventfd,
  * [2] device status page memfd (sealed, map read-only). */
 struct srd_open_device_rep {
 	uint32_t num_comp_vectors;
-	uint32_t rsvd;
+	uint32_t index; /* the device's (what an importer learns) */
 };
 
 /* Records read from the async event fd. */
@@ -379,6 +411,31 @@ struct srd_reg_dm_mr_req {
 	uint32_t rsvd;
 };
 /* REG_DM_MR reply: struct srd_reg_mr_rep. */
+
+/*
+ * IMPORT_PD, IMPORT_MR, IMPORT_DM: what the context holds under a handle
+ * (ibv_import_*).  As uverbs: no object of the type under that handle is
+ * ENOENT, an object of another type there is EINVAL.  IMPORT_PD takes a
+ * struct srd_handle_req and replies nothing.  IMPORT_MR takes the PD the
+ * MR is imported into (EINVAL if the MR is not on it).  IMPORT_DM replies
+ * with the DM's memfd.
+ */
+struct srd_import_mr_req {
+	uint32_t handle;
+	uint32_t pd_handle;
+};
+struct srd_import_mr_rep {
+	uint32_t lkey;
+	uint32_t rkey;
+	uint64_t iova; /* ibv_mr.addr: the exporter's address of byte 0 */
+	uint64_t length;
+	uint32_t access;
+	uint32_t rsvd;
+};
+struct srd_import_dm_rep {
+	uint64_t length;
+	uint64_t map_len;
+};
 
 /* --- QPs ---------------------------------------------------------------- */
 #define SRD_NO_HANDLE UINT32_MAX

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/msg.h"
@@ -83,12 +84,17 @@ enum {
 	FD_COUNT
 };
 
-LIB_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
+/*
+ * Open a context on dev, or (dev NULL) import the one whose cmd_fd is
+ * import_fd.  Either way the context gets a connection of its own: two
+ * processes never read replies off one socket.  Returns 0 or -errno.
+ */
+static int ctx_open(struct srd_context *ctx, struct srd_udevice *dev,
+		    int import_fd)
 {
-	struct srd_udevice *dev = to_dev(device);
-	struct srd_open_device_req req = { .index = dev->index };
+	struct srd_open_device_req req = { 0 };
 	struct srd_open_device_rep rep;
-	int fds[FD_COUNT], sfds[3] = { STDERR_FILENO, -1, -1 };
+	int fds[FD_COUNT], sfds[4] = { STDERR_FILENO, -1, -1, -1 };
 	int maps = -1;
 	struct srd_cmd_args a = {
 		.op = SRD_CMD_OPEN_DEVICE,
@@ -96,55 +102,63 @@ LIB_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 		.req_len = sizeof(req),
 		.rep = &rep,
 		.rep_len = sizeof(rep),
+		.fds = sfds,
 		.rfds = fds,
 		.max_rfds = FD_COUNT,
 	};
-	struct srd_context *ctx;
+	int mem_fd, ret;
 	void *page;
-	int ret;
 
-	ctx = calloc(1, sizeof(*ctx));
-	if (!ctx) {
-		errno = ENOMEM;
-		return NULL;
-	}
 	ctx->trace = srd_trace_setup(&req.trace_flags);
-	a.fds = sfds;
 	if (req.trace_flags)
 		a.nfds = 1;
-	ret = srd_htab_init(&ctx->qpn_tab);
-	if (ret)
-		goto err_free;
-	ret = srd_htab_init(&ctx->obj_tab);
-	if (ret)
-		goto err_qpn;
 	ret = srd_conn_open(&ctx->conn);
 	if (ret)
-		goto err_obj;
-	sfds[a.nfds] = srd_mem_access_open(&req.mem_access);
-	if (sfds[a.nfds] >= 0)
-		a.nfds++;
+		return ret;
+	mem_fd = srd_mem_access_open(&req.mem_access);
+	if (mem_fd >= 0)
+		sfds[a.nfds++] = mem_fd;
 	/* What ODP checks its accesses against, of the same address space
 	 * as the mem file (both refer to it for good once open). */
-	if (req.mem_access != SRD_MEM_NONE) {
+	if (mem_fd >= 0) {
 		maps = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
 		if (maps >= 0) {
 			sfds[a.nfds++] = maps;
 			req.flags |= SRD_OPEN_F_MAPS;
 		}
 	}
+	if (dev) {
+		/* Our own end of the connection: the daemon proves it is
+		 * ours, and then knows the context by it (cmd_fd). */
+		req.index = dev->index;
+		req.flags |= SRD_OPEN_F_BIND;
+		sfds[a.nfds++] = ctx->conn.fd;
+	} else {
+		req.flags |= SRD_OPEN_F_IMPORT;
+		sfds[a.nfds++] = import_fd;
+	}
 	ret = srd_cmd(&ctx->conn, &a);
 	/* The daemon holds its own copies of the memory access fds. */
 	if (maps >= 0)
-		close(sfds[--a.nfds]);
-	if (req.mem_access != SRD_MEM_NONE)
-		close(sfds[a.nfds - 1]);
+		close(maps);
+	if (mem_fd >= 0)
+		close(mem_fd);
 	if (ret)
 		goto err_conn;
 	if (a.nrfds != FD_COUNT) {
 		srd_close_fds(fds, a.nrfds);
 		ret = -EPROTO;
 		goto err_conn;
+	}
+	if (!dev) {
+		dev = srd_device_by_index(rep.index);
+		if (!dev) {
+			srd_close_fds(fds, a.nrfds);
+			ret = -ENODEV;
+			goto err_conn;
+		}
+	} else {
+		atomic_fetch_add(&dev->refcnt, 1);
 	}
 	page = mmap(NULL, SRD_PAGE_SIZE, PROT_READ, MAP_SHARED,
 		    fds[FD_DEV_PAGE], 0);
@@ -153,27 +167,51 @@ LIB_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 		ret = -errno;
 		close(fds[FD_ASYNC]);
 		close(fds[FD_DOORBELL]);
+		srd_device_put(dev);
 		goto err_conn;
 	}
 	ctx->dev_page = page;
 	ctx->doorbell_fd = fds[FD_DOORBELL];
 	atomic_init(&ctx->next_id, 1);
 
-	atomic_fetch_add(&dev->refcnt, 1);
 	ctx->dev = dev;
 	ctx->vctx.sz = sizeof(ctx->vctx);
-	ctx->vctx.context.device = device;
-	ctx->vctx.context.cmd_fd = ctx->conn.fd;
+	ctx->vctx.context.device = &dev->ibdev;
+	ctx->vctx.context.cmd_fd = import_fd >= 0 ? import_fd : ctx->conn.fd;
 	ctx->vctx.context.async_fd = fds[FD_ASYNC];
 	ctx->vctx.context.num_comp_vectors =
 		rep.num_comp_vectors ? (int)rep.num_comp_vectors : 1;
 	pthread_mutex_init(&ctx->vctx.context.mutex, NULL);
 	ctx->vctx.context.abi_compat = __VERBS_ABI_IS_EXTENDED;
 	srd_ctx_set_ops(ctx);
-	return &ctx->vctx.context;
+	return 0;
 
 err_conn:
 	srd_conn_close(&ctx->conn);
+	return ret;
+}
+
+static struct ibv_context *ctx_new(struct srd_udevice *dev, int import_fd)
+{
+	struct srd_context *ctx = calloc(1, sizeof(*ctx));
+	int ret;
+
+	if (!ctx) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	ctx->imported = import_fd >= 0;
+	ret = srd_htab_init(&ctx->qpn_tab);
+	if (ret)
+		goto err_free;
+	ret = srd_htab_init(&ctx->obj_tab);
+	if (ret)
+		goto err_qpn;
+	ret = ctx_open(ctx, dev, import_fd);
+	if (ret)
+		goto err_obj;
+	return &ctx->vctx.context;
+
 err_obj:
 	srd_htab_fini(&ctx->obj_tab);
 err_qpn:
@@ -184,6 +222,28 @@ err_free:
 	return NULL;
 }
 
+LIB_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
+{
+	return ctx_new(to_dev(device), -1);
+}
+
+/*
+ * cmd_fd is another context's (dup'ed, or passed by SCM_RIGHTS): the new
+ * context shares its objects.  As rdma-core, the new context owns cmd_fd
+ * (ibv_close_device closes it), and a descriptor that is no device's
+ * command fd is EINVAL.  Holding it keeps the shared context alive.
+ */
+LIB_EXPORT struct ibv_context *ibv_import_device(int cmd_fd)
+{
+	struct stat st;
+
+	if (cmd_fd < 0 || fstat(cmd_fd, &st) || !S_ISSOCK(st.st_mode)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return ctx_new(NULL, cmd_fd);
+}
+
 LIB_EXPORT int ibv_close_device(struct ibv_context *context)
 {
 	struct srd_context *ctx = to_ctx(context);
@@ -191,6 +251,8 @@ LIB_EXPORT int ibv_close_device(struct ibv_context *context)
 	/* Closing the connection makes the daemon release every object the
 	 * context still owns, as closing the uverbs file does. */
 	srd_conn_close(&ctx->conn);
+	if (ctx->imported)
+		close(context->cmd_fd);
 	close(context->async_fd);
 	close(ctx->doorbell_fd);
 	munmap((void *)ctx->dev_page, SRD_PAGE_SIZE);

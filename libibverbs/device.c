@@ -150,6 +150,27 @@ LIB_EXPORT struct ibv_device **ibv_get_device_list(int *num_devices)
 	return list;
 }
 
+struct srd_udevice *srd_device_by_index(uint32_t index)
+{
+	struct srd_udevice *found = NULL;
+
+	pthread_mutex_lock(&dev_lock);
+	if (!refresh_devices()) {
+		list_for_each (&devices, it) {
+			struct srd_udevice *dev =
+				list_entry(it, struct srd_udevice, node);
+
+			if (dev->index == index) {
+				atomic_fetch_add(&dev->refcnt, 1);
+				found = dev;
+				break;
+			}
+		}
+	}
+	pthread_mutex_unlock(&dev_lock);
+	return found;
+}
+
 LIB_EXPORT void ibv_free_device_list(struct ibv_device **list)
 {
 	if (!list)

@@ -5,6 +5,7 @@
  * ibv_reg_dm_mr asks the daemon for a zero-based MR over part of it.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -59,6 +60,34 @@ static int memcpy_from_dm(void *host_addr, struct ibv_dm *ibdm,
 	return 0;
 }
 
+/* Map a DM's memfd (the daemon keeps its own copy) into dm.  0 or -errno;
+ * fd is closed either way. */
+static int dm_map(struct srd_dm *dm, struct ibv_context *context, int fd,
+		  uint64_t map_len, uint64_t length, uint32_t handle)
+{
+	void *map;
+
+	if (map_len < length || map_len > SIZE_MAX) {
+		close(fd);
+		return -EPROTO;
+	}
+	map = mmap(NULL, map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (map == MAP_FAILED)
+		return -errno;
+	/* Device memory is the device's: a forked child does not get it. */
+	madvise(map, map_len, MADV_DONTFORK);
+	dm->map = map;
+	dm->map_len = map_len;
+	dm->length = length;
+	dm->dm.context = context;
+	dm->dm.memcpy_to_dm = memcpy_to_dm;
+	dm->dm.memcpy_from_dm = memcpy_from_dm;
+	dm->dm.comp_mask = IBV_DM_MASK_HANDLE;
+	dm->dm.handle = handle;
+	return 0;
+}
+
 struct ibv_dm *srd_alloc_dm(struct ibv_context *context,
 			    struct ibv_alloc_dm_attr *attr)
 {
@@ -66,7 +95,6 @@ struct ibv_dm *srd_alloc_dm(struct ibv_context *context,
 	struct srd_alloc_dm_rep rep;
 	int fd = -1;
 	struct srd_dm *dm;
-	void *map;
 	int ret;
 
 	if (!attr || attr->comp_mask) {
@@ -84,37 +112,48 @@ struct ibv_dm *srd_alloc_dm(struct ibv_context *context,
 			     sizeof(req), &rep, sizeof(rep), &fd);
 	if (ret)
 		goto err_free;
-	/* A short mapping came with a memfd and a DM of the daemon's. */
-	if (rep.map_len < attr->length) {
-		ret = -EPROTO;
-		goto err_destroy;
+	ret = dm_map(dm, context, fd, rep.map_len, attr->length, rep.handle);
+	if (ret) {
+		srd_destroy_handle(context, SRD_CMD_FREE_DM, rep.handle);
+		goto err_free;
 	}
-	map = mmap(NULL, rep.map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
-		   0);
-	if (map == MAP_FAILED) {
-		ret = -errno;
-		goto err_destroy;
-	}
-	close(fd);
-	/* Device memory is the device's: a forked child does not get it. */
-	madvise(map, rep.map_len, MADV_DONTFORK);
-	dm->map = map;
-	dm->map_len = rep.map_len;
-	dm->length = attr->length;
-	dm->dm.context = context;
-	dm->dm.memcpy_to_dm = memcpy_to_dm;
-	dm->dm.memcpy_from_dm = memcpy_from_dm;
-	dm->dm.comp_mask = IBV_DM_MASK_HANDLE;
-	dm->dm.handle = rep.handle;
 	return &dm->dm;
 
-err_destroy:
-	close(fd);
-	srd_destroy_handle(context, SRD_CMD_FREE_DM, rep.handle);
 err_free:
 	free(dm);
 	errno = -ret;
 	return NULL;
+}
+
+struct ibv_dm *srd_import_dm(struct ibv_context *context, uint32_t handle)
+{
+	struct srd_handle_req req = { .handle = handle };
+	struct srd_import_dm_rep rep;
+	struct srd_dm *dm = calloc(1, sizeof(*dm));
+	int fd = -1, ret;
+
+	if (!dm) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	ret = srd_ctx_cmd_fd(to_ctx(context), SRD_CMD_IMPORT_DM, &req,
+			     sizeof(req), &rep, sizeof(rep), &fd);
+	if (!ret)
+		ret = dm_map(dm, context, fd, rep.map_len, rep.length, handle);
+	if (ret) {
+		free(dm);
+		errno = -ret;
+		return NULL;
+	}
+	return &dm->dm;
+}
+
+void srd_unimport_dm(struct ibv_dm *ibdm)
+{
+	struct srd_dm *dm = to_dm(ibdm);
+
+	munmap(dm->map, dm->map_len);
+	free(dm);
 }
 
 int srd_free_dm(struct ibv_dm *ibdm)

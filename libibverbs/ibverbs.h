@@ -57,6 +57,9 @@ struct srd_context {
 	atomic_bool device_gone;
 	/* The device is lost (flush.c): queued work is flushed by us. */
 	atomic_bool dead;
+	/* ibv_import_device: cmd_fd is the shared context's (ours to close),
+	 * conn our own connection to it. */
+	bool imported;
 };
 
 static inline struct srd_context *to_ctx(struct ibv_context *c)
@@ -254,6 +257,7 @@ struct srd_uqp {
 	struct list_node recv_cq_node; /* in its receive CQ's recv_qps */
 	struct srd_uwq sq;
 	struct srd_uwq rq;
+	uint32_t ece_options; /* ibv_set_ece's, what ibv_query_ece reads */
 	bool sq_sig_all;
 	bool has_ex; /* created with send_ops_flags: ibv_qp_ex usable */
 	struct ibv_qp_cap cap;
@@ -312,6 +316,8 @@ static inline struct srd_umr *to_mr(struct ibv_mr *m)
 
 /* --- device.c ----------------------------------------------------------- */
 void srd_device_put(struct srd_udevice *dev);
+/* The listed device with that index, referenced; NULL if none. */
+struct srd_udevice *srd_device_by_index(uint32_t index);
 
 /* --- context.c ---------------------------------------------------------- */
 /* A synchronous command on the context's connection. */
@@ -361,6 +367,9 @@ srd_alloc_parent_domain(struct ibv_context *context,
 struct ibv_dm *srd_alloc_dm(struct ibv_context *context,
 			    struct ibv_alloc_dm_attr *attr);
 int srd_free_dm(struct ibv_dm *dm);
+/* A DM of the context by handle (share.c): mapped, not allocated. */
+struct ibv_dm *srd_import_dm(struct ibv_context *context, uint32_t handle);
+void srd_unimport_dm(struct ibv_dm *dm);
 struct ibv_mr *srd_reg_dm_mr(struct ibv_pd *pd, struct ibv_dm *dm,
 			     uint64_t dm_offset, size_t length,
 			     unsigned int access);

@@ -54,14 +54,19 @@ static void client_new(struct srd_daemon *d, int fd)
 	c->fd = fd;
 	c->async_wfd = -1;
 	c->trace_fd = -1;
-	c->mem.fd = -1;
-	c->mem.maps_fd = -1;
+	c->mem = client_mem_new();
+	if (!c->mem) {
+		close(fd);
+		free(c);
+		return;
+	}
 	if (!getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen)) {
 		c->pid = cred.pid;
 		c->uid = cred.uid;
 	}
 	client_comm(c);
 	if (limits_client_add(c)) {
+		client_mem_put(c->mem);
 		close(fd);
 		free(c);
 		return;
@@ -69,6 +74,7 @@ static void client_new(struct srd_daemon *d, int fd)
 	ev.data.ptr = c;
 	if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, fd, &ev)) {
 		limits_client_gone(c);
+		client_mem_put(c->mem);
 		close(fd);
 		free(c);
 		return;
@@ -139,6 +145,7 @@ void client_destroy(struct srd_client *c)
 	struct srd_daemon *d = c->d;
 
 	c->dead = true;
+	share_client_gone(c);
 	cm_client_gone(c);
 	/* Users before what they use: the engine lets go of a QP first.
 	 * Shared XRC target QPs pass to their other holders. */
@@ -159,10 +166,7 @@ void client_destroy(struct srd_client *c)
 		close(c->async_wfd);
 	if (c->trace_fd >= 0)
 		close(c->trace_fd);
-	if (c->mem.fd >= 0)
-		close(c->mem.fd);
-	if (c->mem.maps_fd >= 0)
-		close(c->mem.maps_fd);
+	client_mem_put(c->mem);
 	limits_client_gone(c);
 	list_del(&c->node);
 	if (--d->nclients == 0)
@@ -172,6 +176,36 @@ void client_destroy(struct srd_client *c)
 			(int)c->pid, (unsigned long long)c->trace_dropped);
 	srd_log(SRD_LOG_DEBUG, "client pid %d gone", (int)c->pid);
 	free(c);
+}
+
+struct srd_client_mem *client_mem_new(void)
+{
+	struct srd_client_mem *m = calloc(1, sizeof(*m));
+
+	if (!m)
+		return NULL;
+	m->refs = 1;
+	m->kind = SRD_MEM_NONE;
+	m->fd = -1;
+	m->maps_fd = -1;
+	return m;
+}
+
+struct srd_client_mem *client_mem_get(struct srd_client_mem *m)
+{
+	m->refs++;
+	return m;
+}
+
+void client_mem_put(struct srd_client_mem *m)
+{
+	if (!m || --m->refs)
+		return;
+	if (m->fd >= 0)
+		close(m->fd);
+	if (m->maps_fd >= 0)
+		close(m->maps_fd);
+	free(m);
 }
 
 void client_async_event(struct srd_client *c, enum ibv_event_type type,
@@ -226,6 +260,10 @@ static int client_serve_one(struct srd_client *c)
 	if (n < 0 && n != -EMSGSIZE && n != -EBADMSG)
 		return n;
 	memcpy(&h, buf, sizeof(h));
+	/* Sent by us for another connection's bind: no request, answered
+	 * as an unknown one (every request gets one reply). */
+	if (n >= 0 && h.op == SRD_CMD_CTX_PROBE)
+		share_stray_probe(c);
 	rp.len = 0;
 	rp.nfds = 0;
 	rp.keep_mask = 0;
@@ -240,6 +278,7 @@ static int client_serve_one(struct srd_client *c)
 		rq.len = h.len;
 		rq.fds = fds;
 		rq.nfds = nfds;
+		rq.conn = c;
 		ret = dispatch(c, &rq, &rp);
 		/* Whatever the handler did not keep is closed here, so a
 		 * bad request never leaks what came with it. */

@@ -206,13 +206,13 @@ static int mem_access_take(struct srd_client *c, uint32_t kind, int *fd)
 		} else if (pidfd_pid(*fd) != c->pid) {
 			return -EINVAL;
 		}
-		c->mem.pid = c->pid;
+		c->mem->pid = c->pid;
 		break;
 	default:
 		return -EINVAL;
 	}
-	c->mem.kind = (enum srd_mem_access)kind;
-	c->mem.fd = *fd;
+	c->mem->kind = (enum srd_mem_access)kind;
+	c->mem->fd = *fd;
 	*fd = -1; /* taken */
 	return 0;
 }
@@ -223,43 +223,61 @@ int cmd_open_device(struct srd_client *c, struct srd_req *rq,
 	const struct srd_open_device_req *req = rq->data;
 	struct srd_open_device_rep *rep;
 	struct srd_device *dev;
-	int p[2], nfds, err;
+	int p[2], mem_at, maps_at, nfds, err;
 
 	if (c->dev)
 		return -EINVAL;
 	if (req->trace_flags & ~SRD_TRACE_CQE)
 		return -EINVAL;
-	if ((req->flags & ~SRD_OPEN_F_MAPS) ||
-	    ((req->flags & SRD_OPEN_F_MAPS) && req->mem_access == SRD_MEM_NONE))
+	if (req->flags &
+		    ~(SRD_OPEN_F_BIND | SRD_OPEN_F_IMPORT | SRD_OPEN_F_MAPS) ||
+	    (req->flags & SRD_OPEN_F_BIND && req->flags & SRD_OPEN_F_IMPORT) ||
+	    (req->flags & SRD_OPEN_F_MAPS && req->mem_access == SRD_MEM_NONE))
 		return -EINVAL;
-	nfds = (req->trace_flags ? 1 : 0) +
-	       (req->mem_access != SRD_MEM_NONE ? 1 : 0) +
-	       (req->flags & SRD_OPEN_F_MAPS ? 1 : 0);
-	if (rq->nfds != nfds)
+	/* fds: trace, memory access, maps, then the BIND or IMPORT fd */
+	mem_at = req->trace_flags ? 1 : 0;
+	maps_at = mem_at + (req->mem_access != SRD_MEM_NONE ? 1 : 0);
+	nfds = maps_at + (req->flags & SRD_OPEN_F_MAPS ? 1 : 0);
+	if (rq->nfds !=
+	    nfds + (req->flags & (SRD_OPEN_F_BIND | SRD_OPEN_F_IMPORT) ? 1 : 0))
 		return -EINVAL;
-	dev = device_by_index(c->d, req->index);
-	if (!dev)
-		return -ENODEV;
-	if (pipe2(p, O_CLOEXEC | O_NONBLOCK))
+	/* Only ever read for this client's own ODP MRs, so whatever file it
+	 * hands over can mislead nobody but itself. */
+	if (req->flags & SRD_OPEN_F_MAPS &&
+	    !proc_fd_is(rq->fds[maps_at], "/maps", O_RDONLY))
+		return -EINVAL;
+	if (req->flags & SRD_OPEN_F_IMPORT) {
+		err = share_import(c, rq->fds[nfds]);
+		if (err)
+			return err;
+		dev = c->ctx->dev;
+	} else {
+		dev = device_by_index(c->d, req->index);
+		if (!dev)
+			return -ENODEV;
+	}
+	if (req->flags & SRD_OPEN_F_BIND) {
+		err = share_bind(c, rq->fds[nfds]);
+		if (err)
+			return err;
+	}
+	if (pipe2(p, O_CLOEXEC | O_NONBLOCK)) {
+		c->ctx = NULL;
 		return -errno;
-	if (req->flags & SRD_OPEN_F_MAPS) {
-		/* Only ever read for this client's own ODP MRs, so whatever
-		 * file it hands over can mislead nobody but itself. */
-		if (!proc_fd_is(rq->fds[nfds - 1], "/maps", O_RDONLY)) {
-			close(p[0]);
-			close(p[1]);
-			return -EINVAL;
-		}
-		c->mem.maps_fd = rq->fds[nfds - 1];
-		rq->fds[--nfds] = -1; /* taken */
 	}
 	if (req->mem_access != SRD_MEM_NONE) {
-		err = mem_access_take(c, req->mem_access, &rq->fds[nfds - 1]);
+		err = mem_access_take(c, req->mem_access, &rq->fds[mem_at]);
 		if (err) {
+			c->ctx = NULL;
+			c->bound = false;
 			close(p[0]);
 			close(p[1]);
 			return err;
 		}
+	}
+	if (req->flags & SRD_OPEN_F_MAPS) {
+		c->mem->maps_fd = rq->fds[maps_at];
+		rq->fds[maps_at] = -1; /* taken */
 	}
 	if (req->trace_flags) {
 		c->trace_fd = trace_fd_open(c, &rq->fds[0]);
@@ -269,6 +287,7 @@ int cmd_open_device(struct srd_client *c, struct srd_req *rq,
 	c->dev = dev;
 	rep = REP(rp, struct srd_open_device_rep);
 	rep->num_comp_vectors = 1;
+	rep->index = dev->index;
 	/* The read end goes to the client blocking, as an async_fd is
 	 * until the application changes it. */
 	fcntl(p[0], F_SETFL, 0);

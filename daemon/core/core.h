@@ -106,6 +106,20 @@ void client_input(struct srd_client *c, uint32_t events);
 void client_spare_fd(bool hold);
 /* Release everything c owned, close its connection and free it. */
 void client_destroy(struct srd_client *c);
+/* A client's memory access, refcounted: pvm MRs hold the one of the
+ * process that registered them. */
+struct srd_client_mem *client_mem_new(void);
+struct srd_client_mem *client_mem_get(struct srd_client_mem *m);
+void client_mem_put(struct srd_client_mem *m);
+
+/* --- share.c: shared contexts (ibv_import_device) ------------------------ */
+/* OPEN_DEVICE's SRD_OPEN_F_BIND / _IMPORT with the fd that came last. */
+int share_bind(struct srd_client *c, int fd);
+int share_import(struct srd_client *c, int fd);
+/* A SRD_CMD_CTX_PROBE arrived as a request on c: not c's bind. */
+void share_stray_probe(struct srd_client *c);
+/* c goes: a context cuts off its importers' connections. */
+void share_client_gone(struct srd_client *c);
 
 /* --- limits.c ------------------------------------------------------------- */
 /* Defaults from the device tables, vm.max_map_count and the RAM. */
@@ -132,7 +146,15 @@ struct srd_req {
 	uint32_t len;
 	int *fds; /* received fds; a handler that keeps one sets it to -1 */
 	int nfds;
+	/* The connection it came on: c itself, or an importer of c (its
+	 * process's memory is what REG_MR describes).  NULL: c. */
+	struct srd_client *conn;
 };
+static inline struct srd_client *req_conn(struct srd_client *c,
+					  const struct srd_req *rq)
+{
+	return rq->conn ? rq->conn : c;
+}
 struct srd_rep {
 	uint32_t len;
 	int fds[SRD_REP_MAX_FDS];
@@ -198,6 +220,7 @@ srd_cmd_fn cmd_create_ah, cmd_destroy_ah;
 srd_cmd_fn cmd_modify_cq;
 srd_cmd_fn cmd_alloc_dm, cmd_free_dm, cmd_reg_dm_mr;
 srd_cmd_fn cmd_open_xrcd, cmd_close_xrcd, cmd_open_qp;
+srd_cmd_fn cmd_import_pd, cmd_import_mr, cmd_import_dm;
 
 /* --- object lookups and destructors (per object file) ---------------------- */
 struct srd_pd *pd_get(struct srd_client *c, uint32_t handle);

@@ -85,6 +85,12 @@ static const struct cmd_desc verbs_cmds[SRD_CMD__MAX] = {
 	[SRD_CMD_OPEN_QP] = { cmd_open_qp, sizeof(struct srd_open_qp_req), 0 },
 	[SRD_CMD_ADVISE_MR] = { cmd_advise_mr, sizeof(struct srd_advise_mr_req),
 				F_VAR },
+	[SRD_CMD_IMPORT_PD] = { cmd_import_pd, sizeof(struct srd_handle_req),
+				0 },
+	[SRD_CMD_IMPORT_MR] = { cmd_import_mr, sizeof(struct srd_import_mr_req),
+				0 },
+	[SRD_CMD_IMPORT_DM] = { cmd_import_dm, sizeof(struct srd_handle_req),
+				0 },
 };
 
 void *rep_payload(struct srd_rep *rp, size_t len)
@@ -147,5 +153,9 @@ int dispatch(struct srd_client *c, struct srd_req *rq, struct srd_rep *rp)
 		return -EINVAL;
 	if (rq->nfds && !(cd->flags & F_FDS))
 		return -EINVAL;
+	/* An importer's verbs commands act on the context it imported
+	 * (rq->conn stays the importer); the others are its own. */
+	if (c->ctx && rq->op < SRD_CMD__MAX && !(cd->flags & F_NO_DEV))
+		return cd->fn(c->ctx, rq, rp);
 	return cd->fn(c, rq, rp);
 }

@@ -112,12 +112,15 @@ struct srd_mr {
 	uint8_t *base;
 	void *map; /* start of the daemon mapping */
 	size_t map_len;
-	bool pvm; /* reached through owner->mem */
+	bool pvm; /* reached through mem */
 	/* On-demand paging: nothing was checked or pinned at registration;
 	 * every access checks that the pages are mapped with the rights it
 	 * needs (mr_odp_check).  Implicit: addr = iova = 0, length
 	 * UINT64_MAX, the owner's whole address space. */
 	bool odp;
+	/* pvm: the address space of the process that registered it (an
+	 * importer's, on a shared context), held while the MR lives. */
+	struct srd_client_mem *mem;
 	struct srd_dm *dm; /* an MR over device memory (base points in it) */
 	uint32_t num_mw;   /* windows bound to it */
 	uint64_t charged_bytes; /* against the owner's limits */
@@ -133,6 +136,7 @@ struct srd_dm {
 	uint64_t charged; /* what it counts against max_dm_size */
 	uint8_t *map;	  /* the daemon's mapping */
 	size_t map_len;
+	int fd;		 /* its memfd, for importers to map */
 	uint32_t refcnt; /* MRs over it */
 };
 
@@ -319,6 +323,7 @@ struct srd_user {
  * pid while pidfd (of that same process) says it lives.
  */
 struct srd_client_mem {
+	uint32_t refs; /* the connection and the pvm MRs it registered */
 	enum srd_mem_access kind;
 	int fd;	   /* the mem file or the pidfd; -1 with SRD_MEM_NONE */
 	pid_t pid; /* SRD_MEM_PIDFD: the pid the pidfd names */
@@ -328,7 +333,13 @@ struct srd_client_mem {
 	int maps_fd;
 };
 
-/* A context: one command connection. */
+/*
+ * A context: one command connection.  An importer's connection (OPEN_DEVICE
+ * with SRD_OPEN_F_IMPORT) is a client of its own (its process, memory
+ * access, async pipe) whose verbs commands work on ctx, the context it
+ * imported: objects it makes are ctx's, as in a kernel ufile shared by
+ * two processes.
+ */
 struct srd_client {
 	struct list_node node; /* in daemon->clients */
 	struct srd_daemon *d;
@@ -339,8 +350,14 @@ struct srd_client {
 	bool trace_sock;	/* trace_fd is a socket: send(MSG_DONTWAIT) */
 	uint64_t trace_dropped; /* trace lines that could not be written */
 	pid_t pid;
-	struct srd_device *dev; /* NULL until OPEN_DEVICE */
-	struct srd_client_mem mem;
+	struct srd_device *dev;	    /* NULL until OPEN_DEVICE */
+	struct srd_client_mem *mem; /* never NULL once connected */
+	struct srd_client *ctx;	    /* importer: the context it works on */
+	/* A context bound to its client end (SRD_OPEN_F_BIND): the inode
+	 * a cmd_fd must have to import it. */
+	bool bound;
+	dev_t cmd_dev;
+	ino_t cmd_ino;
 	bool dead;
 	bool hello;		/* HELLO accepted */
 	uid_t uid;		/* from SO_PEERCRED */
@@ -383,6 +400,9 @@ struct srd_daemon {
 		uint64_t checked;
 	} idle;
 	bool engine_up; /* engine_init succeeded */
+	/* Context sharing refused: probes that came on another connection
+	 * than they were sent for, binds and imports that failed. */
+	uint64_t share_rejects;
 };
 
 /* --- services the core offers to the engine ---------------------------- */

@@ -16,11 +16,6 @@
 #include "daemon/device/link.h"
 #include "daemon/core/mcast.h"
 
-/*
- * No IEEE OUI is assigned to softrdma; 0xFFFFFF is what Soft-RoCE reports
- * for the same reason, so tools that key on vendor ids treat both alike.
- */
-#define SRD_VENDOR_ID 0xFFFFFF
 #define SRD_VENDOR_PART_ID 0x5244 /* "RD" */
 
 /*

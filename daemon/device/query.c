@@ -18,7 +18,7 @@ int cmd_query_device(struct srd_client *c, struct srd_req *rq,
 	rep->attr = c->dev->attr;
 	rep->ex = c->dev->caps_ex;
 	/* ODP reaches pages in place: not without the means to. */
-	if (c->mem.kind == SRD_MEM_NONE) {
+	if (req_conn(c, rq)->mem->kind == SRD_MEM_NONE) {
 		rep->ex.odp_general = 0;
 		rep->ex.odp_rc = rep->ex.odp_uc = rep->ex.odp_ud = 0;
 		rep->ex.odp_xrc = 0;

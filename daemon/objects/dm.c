@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "daemon/core/core.h"
 
@@ -61,17 +62,19 @@ int cmd_alloc_dm(struct srd_client *c, struct srd_req *rq, struct srd_rep *rp)
 	dm->charged = charged;
 	dm->map = map;
 	dm->map_len = map_len;
+	dm->fd = fd; /* kept: an importer maps it too */
 	dev->dm_used += charged;
 	rep = REP(rp, struct srd_alloc_dm_rep);
 	rep->handle = dm->handle;
 	rep->map_len = map_len;
-	rep_add_fd(rp, fd, false);
+	rep_add_fd(rp, fd, true);
 	return 0;
 }
 
 void dm_destroy(struct srd_dm *dm)
 {
 	munmap(dm->map, dm->map_len);
+	close(dm->fd);
 	dm->dev->dm_used -= dm->charged;
 	res_free(dm->owner->d, dm->owner, SRD_RES_DM, dm->handle);
 	free(dm);

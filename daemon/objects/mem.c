@@ -102,10 +102,12 @@ static int pidfd_xfer(const struct srd_client_mem *cm, uint64_t raddr,
 
 bool mr_owner_alive(const struct srd_mr *mr)
 {
-	const struct srd_client_mem *cm = &mr->owner->mem;
+	const struct srd_client_mem *cm = mr->mem;
 	uint8_t b;
 	ssize_t n;
 
+	if (!cm)
+		return false;
 	switch (cm->kind) {
 	case SRD_MEM_PROCMEM:
 		/* 0 bytes: the address space is gone (an unreadable page
@@ -127,7 +129,7 @@ bool mr_owner_alive(const struct srd_mr *mr)
 static int pvm_xfer(struct srd_mr *mr, uint64_t va, void *buf, uint64_t len,
 		    bool write)
 {
-	const struct srd_client_mem *cm = &mr->owner->mem;
+	const struct srd_client_mem *cm = mr->mem;
 	uint64_t raddr = mr_client_addr(mr, va);
 
 	switch (cm->kind) {

@@ -58,6 +58,7 @@ struct mr_map {
 	uint8_t *base;
 	bool pvm;
 	bool odp;
+	struct srd_client_mem *mem; /* pvm: the registering process's */
 };
 
 /*
@@ -65,8 +66,9 @@ struct mr_map {
  * numbers (the pages are checked when touched).  The implicit MR is addr 0
  * and length UINT64_MAX, with iova 0 (EINVAL otherwise, as mlx5).
  */
-static int mr_map_odp(struct srd_client *c, const struct srd_reg_mr_req *r,
-		      uint32_t len, int nfds, struct mr_map *out)
+static int mr_map_odp(struct srd_client_mem *mem,
+		      const struct srd_reg_mr_req *r, uint32_t len, int nfds,
+		      struct mr_map *out)
 {
 	memset(out, 0, sizeof(*out));
 	if (r->num_pieces || nfds || len != sizeof(*r) || r->span_start ||
@@ -74,7 +76,7 @@ static int mr_map_odp(struct srd_client *c, const struct srd_reg_mr_req *r,
 		return -EINVAL;
 	/* Nothing to reach the pages in place with: no ODP on this
 	 * context (its query reports none). */
-	if (c->mem.kind == SRD_MEM_NONE)
+	if (mem->kind == SRD_MEM_NONE)
 		return -EOPNOTSUPP;
 	if (r->addr == 0 && r->length == UINT64_MAX) {
 		if (r->iova)
@@ -86,6 +88,7 @@ static int mr_map_odp(struct srd_client *c, const struct srd_reg_mr_req *r,
 	}
 	out->pvm = true;
 	out->odp = true;
+	out->mem = mem;
 	return 0;
 }
 
@@ -117,9 +120,9 @@ static int piece_fd_check(int fd, uint64_t off, uint64_t len)
  * Validate a registration request (r, with len bytes of payload from r on)
  * and its fds, and map its memory.
  */
-static int mr_map_build(struct srd_client *c, const struct srd_reg_mr_req *r,
-			uint32_t len, const int *fds, int nfds, bool odp,
-			struct mr_map *out)
+static int mr_map_build(struct srd_client_mem *mem,
+			const struct srd_reg_mr_req *r, uint32_t len,
+			const int *fds, int nfds, bool odp, struct mr_map *out)
 {
 	uint64_t sum = 0, end;
 	int nfd_pieces = 0, err;
@@ -127,7 +130,7 @@ static int mr_map_build(struct srd_client *c, const struct srd_reg_mr_req *r,
 	uint8_t *span;
 
 	if (odp)
-		return mr_map_odp(c, r, len, nfds, out);
+		return mr_map_odp(mem, r, len, nfds, out);
 	memset(out, 0, sizeof(*out));
 	if (r->num_pieces == 0 || r->num_pieces > SRD_MR_MAX_PIECES ||
 	    len != sizeof(*r) + r->num_pieces * sizeof(r->piece[0]))
@@ -175,9 +178,10 @@ static int mr_map_build(struct srd_client *c, const struct srd_reg_mr_req *r,
 		/* Reach all of it through the client's address space: the
 		 * memfd pieces are mapped there too.  Only through what the
 		 * client handed over at OPEN_DEVICE, never a bare pid. */
-		if (c->mem.kind == SRD_MEM_NONE)
+		if (mem->kind == SRD_MEM_NONE)
 			return -EINVAL;
 		out->pvm = true;
+		out->mem = mem;
 		return 0;
 	}
 	span = mmap(NULL, r->span_len, PROT_NONE,
@@ -214,6 +218,8 @@ static void mr_set_map(struct srd_mr *mr, const struct srd_reg_mr_req *r,
 	mr->base = m->base;
 	mr->pvm = m->pvm;
 	mr->odp = m->odp;
+	client_mem_put(mr->mem);
+	mr->mem = m->pvm ? client_mem_get(m->mem) : NULL;
 }
 
 static uint32_t mr_key(struct srd_daemon *d, uint32_t idx)
@@ -315,8 +321,8 @@ int cmd_reg_mr(struct srd_client *c, struct srd_req *rq, struct srd_rep *rp)
 	err = mr_charge(c, bytes, rq->nfds);
 	if (err)
 		return err;
-	err = mr_map_build(c, req, rq->len, rq->fds, rq->nfds,
-			   req->access & IBV_ACCESS_ON_DEMAND, &m);
+	err = mr_map_build(req_conn(c, rq)->mem, req, rq->len, rq->fds,
+			   rq->nfds, req->access & IBV_ACCESS_ON_DEMAND, &m);
 	if (err) {
 		mr_uncharge(c, bytes, rq->nfds);
 		return err;
@@ -371,7 +377,7 @@ int cmd_rereg_mr(struct srd_client *c, struct srd_req *rq, struct srd_rep *rp)
 		err = mr_charge(c, bytes, rq->nfds);
 		if (err)
 			return err;
-		err = mr_map_build(c, &req->reg,
+		err = mr_map_build(req_conn(c, rq)->mem, &req->reg,
 				   rq->len - offsetof(typeof(*req), reg),
 				   rq->fds, rq->nfds,
 				   access & IBV_ACCESS_ON_DEMAND, &m);
@@ -412,6 +418,7 @@ void mr_destroy(struct srd_mr *mr)
 		munmap(mr->map, mr->map_len);
 	if (mr->dm)
 		mr->dm->refcnt--;
+	client_mem_put(mr->mem);
 	mr->pd->refcnt--;
 	limits_uncharge(mr->owner, SRD_RES_BYTES, mr->charged_bytes);
 	limits_uncharge(mr->owner, SRD_RES_MAPS, mr->charged_maps);

@@ -131,7 +131,7 @@ static int vma_from_text(const char *t, uint64_t addr, struct odp_vma *v)
  */
 int mr_odp_check(const struct srd_mr *mr, uint64_t va, uint64_t len, bool write)
 {
-	const struct srd_client_mem *cm = &mr->owner->mem;
+	const struct srd_client_mem *cm = mr->mem;
 	uint64_t a = mr->addr + (va - mr->iova), end = a + len;
 	char *text = NULL;
 	int ret = 0, k;

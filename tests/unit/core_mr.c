@@ -105,7 +105,7 @@ static void copies(struct tmr *a, struct tmr *b, const char *what)
  */
 static void dead_client_fails(struct tmr *pvm, struct tmr *fdm)
 {
-	struct srd_client_mem *cm = &pvm->mr->owner->mem;
+	struct srd_client_mem *cm = pvm->mr->mem;
 	int saved = cm->fd, fd, st;
 	char path[64];
 	pid_t pid = fork();

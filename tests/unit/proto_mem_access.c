@@ -52,7 +52,8 @@ static void open_checks(const char *name)
 	T_EQ(open_with(name, SRD_MEM_PROCMEM, ro, 0), -EINVAL);
 	T_EQ(open_with(name, SRD_MEM_NONE, rw, 0), -EINVAL); /* fd extra */
 	T_EQ(open_with(name, 7, rw, 0), -EINVAL);
-	T_EQ(open_with(name, SRD_MEM_PROCMEM, rw, 1), -EINVAL);
+	T_EQ(open_with(name, SRD_MEM_PROCMEM, rw, 1u << 2),
+	     -EINVAL); /* unknown flag */
 	if (pidfd >= 0) {
 		T_EQ(open_with(name, SRD_MEM_PIDFD, pidfd, 0), 0);
 		T_EQ(open_with(name, SRD_MEM_PIDFD, p[0], 0), -EINVAL);

@@ -22,7 +22,7 @@ struct srd_client *t_core_client(struct t_core *t)
 	t->peer = sv[1];
 	c->async_wfd = -1;
 	c->trace_fd = -1;
-	c->mem.fd = -1;
+	c->mem = client_mem_new();
 	c->pid = getpid();
 	c->hello = true;
 	list_add_tail(&t->d.clients, &c->node);
@@ -31,7 +31,7 @@ struct srd_client *t_core_client(struct t_core *t)
 	T_EQ(t_core_cmd(c, SRD_CMD_OPEN_DEVICE, &open_req, sizeof(open_req),
 			&mem_fd, 1, &rp),
 	     0);
-	T_EQ(c->mem.kind, SRD_MEM_PROCMEM);
+	T_EQ(c->mem->kind, SRD_MEM_PROCMEM);
 	T_EQ(rp.nfds, 3);
 	t->async_fd = rp.fds[0];
 	T_ASSERT(!fcntl(t->async_fd, F_SETFL, O_NONBLOCK));
