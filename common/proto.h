@@ -86,6 +86,8 @@ enum srd_cmd {
 	SRD_CMD_IMPORT_PD,
 	SRD_CMD_IMPORT_MR,
 	SRD_CMD_IMPORT_DM,
+	SRD_CMD_CREATE_FLOW,
+	SRD_CMD_DESTROY_FLOW,
 	SRD_CMD__MAX
 };
 /* Never a request (no command has this op: answered EOPNOTSUPP): what the
@@ -217,7 +219,7 @@ struct srd_device_caps_ex {
 	uint64_t completion_timestamp_mask; /* valid bits of a timestamp */
 	uint16_t max_cq_count;		    /* CQ moderation */
 	uint16_t max_cq_period;		    /* µs */
-	uint32_t rsvd;
+	uint32_t raw_packet_caps;	    /* enum ibv_raw_packet_caps */
 	/* device_cap_flags_ex above bit 31 (IB_UVERBS_DEVICE_*) */
 	uint64_t cap_flags_hi;
 	/* On-demand paging: IBV_ODP_SUPPORT*, then IBV_ODP_SUPPORT_SEND..
@@ -547,6 +549,28 @@ struct srd_open_qp_req {
 struct srd_open_qp_rep {
 	uint32_t handle;
 	uint32_t qp_num;
+};
+
+/* --- flow steering (ibv_create_flow) --------------------------------------- */
+#define SRD_FLOW_SPECS_MAX 1024 /* bytes of specs in one rule */
+/* CREATE_FLOW: a rule steering received frames to raw packet QP qp_handle.
+ * The ibv_flow_attr fields, then specs_len bytes of ibv_flow_spec_*
+ * structures as <infiniband/verbs.h> lays them out, back to back.
+ * Reply: struct srd_create_flow_rep. */
+struct srd_create_flow_req {
+	uint32_t qp_handle;
+	uint32_t comp_mask;
+	uint32_t type; /* enum ibv_flow_attr_type */
+	uint32_t flags;
+	uint16_t priority;
+	uint8_t num_of_specs;
+	uint8_t port;
+	uint32_t specs_len;
+	uint8_t specs[];
+};
+struct srd_create_flow_rep {
+	uint32_t handle;
+	uint32_t rsvd;
 };
 
 /* --- address handles ------------------------------------------------------ */

@@ -74,6 +74,8 @@ void srd_ctx_set_ops(struct srd_context *ctx)
 	v->open_qp = srd_open_qp;
 	v->get_srq_num = srd_get_srq_num;
 	v->advise_mr = srd_advise_mr;
+	v->ibv_create_flow = srd_create_flow;
+	v->ibv_destroy_flow = srd_destroy_flow;
 }
 
 /* Reply fds of OPEN_DEVICE. */

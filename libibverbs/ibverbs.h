@@ -383,6 +383,9 @@ int srd_close_xrcd(struct ibv_xrcd *xrcd);
 struct ibv_qp *srd_open_qp(struct ibv_context *context,
 			   struct ibv_qp_open_attr *attr);
 int srd_get_srq_num(struct ibv_srq *srq, uint32_t *srq_num);
+/* flow.c */
+struct ibv_flow *srd_create_flow(struct ibv_qp *qp, struct ibv_flow_attr *attr);
+int srd_destroy_flow(struct ibv_flow *flow);
 /* An XRC_RECV QP (ibv_create_qp_ex with IBV_QP_INIT_ATTR_XRCD). */
 struct srd_uqp *srd_xrc_tgt_create(struct ibv_context *context,
 				   struct ibv_qp_init_attr_ex *attr);

@@ -19,6 +19,9 @@ bool srd_opcode_valid(enum ibv_qp_type type, enum ibv_wr_opcode op)
 
 	if (type == IBV_QPT_XRC_RECV)
 		return false;
+	/* A raw packet QP sends Ethernet frames, nothing else. */
+	if (type == IBV_QPT_RAW_PACKET)
+		return op == IBV_WR_SEND;
 	switch (op) {
 	case IBV_WR_SEND:
 	case IBV_WR_SEND_WITH_IMM:

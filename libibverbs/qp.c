@@ -80,7 +80,8 @@ struct srd_uqp *srd_qp_create(struct ibv_context *context, struct ibv_pd *pd,
 		return NULL;
 	}
 	if (attr->qp_type != IBV_QPT_RC && attr->qp_type != IBV_QPT_UC &&
-	    attr->qp_type != IBV_QPT_UD && attr->qp_type != IBV_QPT_XRC_SEND) {
+	    attr->qp_type != IBV_QPT_UD && attr->qp_type != IBV_QPT_XRC_SEND &&
+	    attr->qp_type != IBV_QPT_RAW_PACKET) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}

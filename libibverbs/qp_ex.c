@@ -440,7 +440,9 @@ struct ibv_qp *srd_create_qp_ex(struct ibv_context *context,
 		allowed = attr->qp_type == IBV_QPT_RC	      ? ops_rc
 			  : attr->qp_type == IBV_QPT_UC	      ? ops_uc
 			  : attr->qp_type == IBV_QPT_XRC_SEND ? ops_xrc
-							      : ops_ud;
+			  : attr->qp_type == IBV_QPT_RAW_PACKET
+				  ? IBV_QP_EX_WITH_SEND
+				  : ops_ud;
 		if (ops & ~allowed) {
 			errno = EOPNOTSUPP;
 			return NULL;

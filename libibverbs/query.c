@@ -63,6 +63,7 @@ int srd_query_device_ex(struct ibv_context *context,
 	ex.xrc_odp_caps = rep.ex.odp_xrc;
 	ex.phys_port_cnt_ex = ex.orig_attr.phys_port_cnt;
 	ex.max_wq_type_rq = 0;
+	ex.raw_packet_caps = rep.ex.raw_packet_caps;
 	memcpy(attr, &ex, attr_size < sizeof(ex) ? attr_size : sizeof(ex));
 	return 0;
 }

@@ -15,6 +15,7 @@
 
 #include "common/msg.h"
 #include "daemon/core/core.h"
+#include "daemon/core/flow.h"
 
 /* Requests served per wakeup before giving others a turn. */
 #define CLIENT_BATCH 16
@@ -63,6 +64,7 @@ static void client_new(struct srd_daemon *d, int fd)
 	if (!getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen)) {
 		c->pid = cred.pid;
 		c->uid = cred.uid;
+		c->cred = true;
 	}
 	client_comm(c);
 	if (limits_client_add(c)) {
@@ -150,6 +152,7 @@ void client_destroy(struct srd_client *c)
 	/* Users before what they use: the engine lets go of a QP first.
 	 * Shared XRC target QPs pass to their other holders. */
 	xrc_client_gone(c);
+	flow_client_gone(c);
 	DESTROY_OWNED(&d->qps_by_num, struct srd_qp, qp_destroy);
 	DESTROY_OWNED(&d->srqs, struct srd_srq, srq_destroy);
 	DESTROY_OWNED(&d->xrcds, struct srd_xrcd_handle, xrcd_handle_destroy);

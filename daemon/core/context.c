@@ -175,6 +175,69 @@ static int peer_pidfd(const struct srd_client *c)
 	return fd;
 }
 
+/* CapEff of /proc/PID/status (0 when it cannot be read), and whether the
+ * process is in the daemon's user namespace, where the bits mean what
+ * they say here. */
+static uint64_t proc_cap_eff(pid_t pid, bool *same_userns)
+{
+	char path[64], buf[4096], *p;
+	struct stat own, peer;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)pid);
+	*same_userns = !stat("/proc/self/ns/user", &own) &&
+		       !stat(path, &peer) && own.st_dev == peer.st_dev &&
+		       own.st_ino == peer.st_ino;
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	p = strstr(buf, "\nCapEff:");
+	return p ? strtoull(p + 8, NULL, 16) : 0;
+}
+
+#define SRD_CAP_NET_RAW 13
+
+/*
+ * No pid is trusted on its own: the pidfd (the kernel's own of the peer,
+ * or the client's, already checked to name the peer) is asked after the
+ * read whether the process still lives.  While it does its pid cannot
+ * name another process, so what was read was its own.
+ */
+bool client_net_raw(struct srd_client *c)
+{
+	bool kernel_fd = true, same_ns = false, ok;
+	uint64_t eff = 0;
+	int pidfd;
+	pid_t pid;
+
+	if (!c->cred)
+		return false;
+	if (c->uid == 0)
+		return true;
+	pidfd = peer_pidfd(c);
+	if (pidfd < 0) {
+		if (c->mem->kind != SRD_MEM_PIDFD)
+			return false;
+		pidfd = c->mem->fd;
+		kernel_fd = false;
+	}
+	pid = pidfd_pid(pidfd);
+	if (pid > 0)
+		eff = proc_cap_eff(pid, &same_ns);
+	ok = pid > 0 && same_ns && (eff >> SRD_CAP_NET_RAW & 1) &&
+	     !srd_pidfd_gone(pidfd);
+	if (kernel_fd)
+		close(pidfd);
+	return ok;
+}
+
 /*
  * The client's memory access (common/proto.h): keep the fd when it is
  * what it claims, else fail OPEN_DEVICE.  A pidfd must name the process

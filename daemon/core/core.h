@@ -96,6 +96,12 @@ bool idle_held(struct srd_daemon *d, uint64_t now);
  * UINT64_MAX. */
 uint64_t idle_deadline(struct srd_daemon *d, uint64_t now);
 
+/* --- context.c ------------------------------------------------------------ */
+/* May c use raw Ethernet (CAP_NET_RAW): uid 0, or CAP_NET_RAW in the
+ * effective set of the process that connected, in the daemon's user
+ * namespace. */
+bool client_net_raw(struct srd_client *c);
+
 /* --- client.c ------------------------------------------------------------- */
 /* Accept every pending connection on the listening socket. */
 void client_accept_all(struct srd_daemon *d);
@@ -221,6 +227,7 @@ srd_cmd_fn cmd_modify_cq;
 srd_cmd_fn cmd_alloc_dm, cmd_free_dm, cmd_reg_dm_mr;
 srd_cmd_fn cmd_open_xrcd, cmd_close_xrcd, cmd_open_qp;
 srd_cmd_fn cmd_import_pd, cmd_import_mr, cmd_import_dm;
+srd_cmd_fn cmd_create_flow, cmd_destroy_flow;
 
 /* --- object lookups and destructors (per object file) ---------------------- */
 struct srd_pd *pd_get(struct srd_client *c, uint32_t handle);

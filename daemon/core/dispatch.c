@@ -91,6 +91,10 @@ static const struct cmd_desc verbs_cmds[SRD_CMD__MAX] = {
 				0 },
 	[SRD_CMD_IMPORT_DM] = { cmd_import_dm, sizeof(struct srd_handle_req),
 				0 },
+	[SRD_CMD_CREATE_FLOW] = { cmd_create_flow,
+				  sizeof(struct srd_create_flow_req), F_VAR },
+	[SRD_CMD_DESTROY_FLOW] = { cmd_destroy_flow,
+				   sizeof(struct srd_handle_req), 0 },
 };
 
 void *rep_payload(struct srd_rep *rp, size_t len)

@@ -26,6 +26,7 @@
 struct srd_daemon;
 struct srd_client;
 struct srd_qp_transport; /* engine-private per-QP state (transport/) */
+struct srd_raw_port;	 /* raw packet QPs' socket and flow rules (flow.h) */
 
 /* Generic index table: handles and keys are table indices. */
 struct srd_table {
@@ -84,7 +85,8 @@ struct srd_device {
 	struct srd_qp *gsi;
 	struct srd_mcast *mcast; /* multicast groups (mcast.h), or NULL */
 	struct srd_device_caps_ex caps_ex; /* ibv_query_device_ex's extras */
-	uint64_t dm_used; /* bytes of device memory allocated (dm.c) */
+	uint64_t dm_used;	  /* bytes of device memory allocated (dm.c) */
+	struct srd_raw_port *raw; /* while it has raw packet QPs, or NULL */
 };
 
 struct srd_pd {
@@ -298,6 +300,7 @@ struct srd_qp {
 	struct list_node node;	     /* in daemon->qps (engine scan list) */
 	struct srd_qp_transport *tp; /* engine-owned */
 	uint32_t mcast_attached;     /* multicast groups it is attached to */
+	uint32_t nflows;	     /* flow rules steering to it */
 };
 
 /* RC and both halves of XRC: acknowledged, in order, with READs and
@@ -361,6 +364,7 @@ struct srd_client {
 	bool dead;
 	bool hello;		/* HELLO accepted */
 	uid_t uid;		/* from SO_PEERCRED */
+	bool cred;		/* ... which the kernel gave */
 	char comm[16];		/* the process's name, for listings */
 	struct srd_usage usage; /* what it holds (limits.c) */
 	struct srd_user *user;
@@ -484,6 +488,8 @@ int mr_read(struct srd_mr *mr, uint64_t va, void *buf, uint64_t len);
 bool mr_owner_alive(const struct srd_mr *mr);
 int mr_odp_check(const struct srd_mr *mr, uint64_t va, uint64_t len,
 		 bool write);
+/* Has the process behind a pidfd exited?  (An error counts as gone.) */
+bool srd_pidfd_gone(int pidfd);
 int mr_write(struct srd_mr *mr, uint64_t va, const void *buf, uint64_t len);
 /* Daemon pointer to an MR range (for atomics); NULL when not mapped. */
 uint8_t *mr_ptr(struct srd_mr *mr, uint64_t va);

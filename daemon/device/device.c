@@ -13,8 +13,9 @@
 #include "common/dev_clock.h"
 #include "common/proto_admin.h"
 #include "daemon/core/core.h"
-#include "daemon/device/link.h"
+#include "daemon/core/flow.h"
 #include "daemon/core/mcast.h"
+#include "daemon/device/link.h"
 
 #define SRD_VENDOR_PART_ID 0x5244 /* "RD" */
 
@@ -96,6 +97,10 @@ static void fill_attr(struct srd_device *dev)
 		IBV_DEVICE_PORT_ACTIVE_EVENT | IBV_DEVICE_CURR_QP_STATE_MOD |
 		IBV_DEVICE_MEM_WINDOW | IBV_DEVICE_MEM_MGT_EXTENSIONS |
 		IBV_DEVICE_MEM_WINDOW_TYPE_2B | IBV_DEVICE_XRC;
+	/* Raw packet QPs and their flow rules, where this daemon may open
+	 * packet sockets (transport/raw.c). */
+	if (raw_supported())
+		a->device_cap_flags |= IBV_DEVICE_MANAGED_FLOW_STEERING;
 	a->max_sge = 32;
 	a->max_sge_rd = 32;
 	a->max_cq = 16384;

@@ -30,7 +30,7 @@ uint8_t *mr_ptr(struct srd_mr *mr, uint64_t va)
 
 /* Has the process behind a pidfd exited?  (Readable: it has; an error
  * counts as gone too.) */
-static bool pidfd_gone(int pidfd)
+bool srd_pidfd_gone(int pidfd)
 {
 	struct pollfd p = { .fd = pidfd, .events = POLLIN };
 	int n;
@@ -78,13 +78,13 @@ static int pidfd_xfer(const struct srd_client_mem *cm, uint64_t raddr,
 				   .iov_len = len };
 		ssize_t n;
 
-		if (pidfd_gone(cm->fd))
+		if (srd_pidfd_gone(cm->fd))
 			return -ESRCH;
 		if (write)
 			n = process_vm_writev(cm->pid, &l, 1, &r, 1, 0);
 		else
 			n = process_vm_readv(cm->pid, &l, 1, &r, 1, 0);
-		if (pidfd_gone(cm->fd))
+		if (srd_pidfd_gone(cm->fd))
 			return -ESRCH;
 		if (n < 0) {
 			if (errno == EINTR)
@@ -120,7 +120,7 @@ bool mr_owner_alive(const struct srd_mr *mr)
 		while (n < 0 && errno == EINTR);
 		return n != 0;
 	case SRD_MEM_PIDFD:
-		return !pidfd_gone(cm->fd);
+		return !srd_pidfd_gone(cm->fd);
 	default:
 		return false;
 	}

@@ -12,6 +12,7 @@
 
 #include "daemon/admin/admin.h"
 #include "daemon/core/core.h"
+#include "daemon/core/flow.h"
 #include "daemon/core/mcast.h"
 
 #define QP_MAX_INLINE 512
@@ -48,8 +49,8 @@ static int qp_check_type(uint32_t type)
 	case IBV_QPT_UD:
 	case IBV_QPT_XRC_SEND:
 	case IBV_QPT_XRC_RECV:
-		return 0;
 	case IBV_QPT_RAW_PACKET:
+		return 0;
 	case IBV_QPT_DRIVER:
 		return -EOPNOTSUPP; /* real QP types this device lacks */
 	default:
@@ -208,6 +209,9 @@ int cmd_create_qp(struct srd_client *c, struct srd_req *rq, struct srd_rep *rp)
 	int64_t qpn;
 	int err, fd = -1;
 
+	/* As uverbs: raw Ethernet is CAP_NET_RAW's, checked first. */
+	if (req->qp_type == IBV_QPT_RAW_PACKET && !client_net_raw(c))
+		return -EPERM;
 	err = qp_check_type(req->qp_type);
 	if (err)
 		return err;
@@ -248,9 +252,17 @@ int cmd_create_qp(struct srd_client *c, struct srd_req *rq, struct srd_rep *rp)
 	qp->attr.path_mtu = IBV_MTU_1024;
 	qp->attr.port_num = 1;
 	qp->attr.cap = qp->cap;
+	if (qp->type == IBV_QPT_RAW_PACKET) {
+		err = raw_port_get(qp->dev);
+		if (err)
+			goto err_unmap;
+	}
 	err = engine_qp_create(qp);
-	if (err)
+	if (err) {
+		if (qp->type == IBV_QPT_RAW_PACKET)
+			raw_port_put(qp->dev);
 		goto err_unmap;
+	}
 	if (creator) {
 		creator->xh->refcnt++;
 		list_add_tail(&qp->opens, &creator->node);
@@ -295,8 +307,11 @@ err_free:
 void qp_destroy(struct srd_qp *qp)
 {
 	mcast_qp_gone(qp);
+	flow_qp_gone(qp);
 	counters_qp_retire(qp);
 	engine_qp_destroy(qp);
+	if (qp->type == IBV_QPT_RAW_PACKET)
+		raw_port_put(qp->dev);
 	list_del(&qp->node);
 	qp_put_refs(qp);
 	if (qp->map)
@@ -312,8 +327,9 @@ int cmd_destroy_qp(struct srd_client *c, struct srd_req *rq, struct srd_rep *rp)
 
 	if (!qp)
 		return -EINVAL;
-	/* As uverbs: the application detaches first. */
-	if (qp->mcast_attached)
+	/* As uverbs: the application detaches first, and destroys the
+	 * flows steering to it. */
+	if (qp->mcast_attached || qp->nflows)
 		return -EBUSY;
 	if (qp->type == IBV_QPT_XRC_RECV)
 		xrc_qp_close(qp, c); /* the last holder destroys it */

@@ -7,6 +7,7 @@
  * attributes of the half they lack, as the kernel's table has them: the
  * initiator has no responder (no MAX_DEST_RD_ATOMIC, MIN_RNR_TIMER), the
  * target no requester (no RETRY_CNT, RNR_RETRY, MAX_QP_RD_ATOMIC).
+ * A raw packet QP names its port going to INIT and nothing else.
  */
 #include "daemon/core/core.h"
 
@@ -14,6 +15,7 @@ enum {
 	T_UD,
 	T_UC,
 	T_RC,
+	T_RAW,
 	T__MAX
 };
 
@@ -38,6 +40,7 @@ static const struct transition table[NSTATES][NSTATES] = {
 					 IBV_QP_ACCESS_FLAGS,
 				[T_RC] = IBV_QP_PKEY_INDEX | IBV_QP_PORT |
 					 IBV_QP_ACCESS_FLAGS,
+				[T_RAW] = IBV_QP_PORT,
 			},
 		},
 	},
@@ -193,6 +196,9 @@ bool qp_modify_is_ok(enum ibv_qp_state cur, enum ibv_qp_state next,
 		break;
 	case IBV_QPT_RC:
 		tt = T_RC;
+		break;
+	case IBV_QPT_RAW_PACKET:
+		tt = T_RAW;
 		break;
 	case IBV_QPT_XRC_SEND:
 		tt = T_RC;

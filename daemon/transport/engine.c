@@ -257,6 +257,11 @@ static bool tp_progress(struct srd_qp_transport *tp, uint64_t now)
 	switch (st) {
 	case IBV_QPS_RTS:
 	case IBV_QPS_SQD:
+		if (tp->qp->type == IBV_QPT_RAW_PACKET) {
+			if (st == IBV_QPS_RTS)
+				work |= raw_send_run(tp);
+			break;
+		}
 		if (tp->rnr_wait || tp->rexmit_deadline)
 			work |= completer_timers(tp, now);
 		if (tp->rd_active)
@@ -297,6 +302,7 @@ bool engine_progress(struct srd_daemon *d, uint64_t now_ns)
 	e->now = now_ns;
 	e->in_progress = true;
 	work |= wire_poll(e);
+	work |= raw_poll(e);
 	list_for_each (&d->qps, it) {
 		struct srd_qp *qp = list_entry(it, struct srd_qp, node);
 

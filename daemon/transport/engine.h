@@ -370,6 +370,12 @@ void completer_retire_local(struct srd_qp_transport *tp);
 /* Retransmit and RNR timers. */
 bool completer_timers(struct srd_qp_transport *tp, uint64_t now);
 
+/* --- raw.c: raw packet QPs --- */
+/* Frames of the posted send WQEs onto the interface. */
+bool raw_send_run(struct srd_qp_transport *tp);
+/* Frames received by the devices' packet sockets, steered to QPs. */
+bool raw_poll(struct srd_engine *e);
+
 /* --- flush.c --- */
 bool flush_run(struct srd_qp_transport *tp);
 

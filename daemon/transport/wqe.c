@@ -10,6 +10,7 @@
 
 #include "common/dump.h"
 #include "daemon/core/core.h"
+#include "daemon/core/flow.h"
 #include "daemon/transport/engine.h"
 
 /* Check a copied send WQE and fill in what the requester needs.
@@ -26,6 +27,9 @@ static enum ibv_wc_status swqe_check(struct srd_qp_transport *tp,
 
 	s->imm = false;
 	s->inv = false;
+	/* A raw packet QP sends frames: SEND alone. */
+	if (qp->type == IBV_QPT_RAW_PACKET && w->opcode != IBV_WR_SEND)
+		return IBV_WC_LOC_QP_OP_ERR;
 	switch (w->opcode) {
 	case IBV_WR_SEND_WITH_INV:
 		if (!rc)
@@ -116,6 +120,8 @@ static enum ibv_wc_status swqe_check(struct srd_qp_transport *tp,
 	if (len > SRD_MAX_MSG_SZ)
 		return IBV_WC_LOC_LEN_ERR;
 	s->length = len;
+	if (qp->type == IBV_QPT_RAW_PACKET && len > raw_max_frame(qp->dev))
+		return IBV_WC_LOC_LEN_ERR;
 
 	if (ud) {
 		struct srd_ah *ah = ah_lookup(qp->owner, w->ah_handle);

@@ -253,6 +253,27 @@ void t_expect_no_async_at(const char *file, int line, struct ibv_context *ctx,
 bool t_fd_readable(int fd, int timeout_ms);
 
 /* ------------------------------------------------------------------ */
+/* Raw packet QPs (t_raw.c)                                            */
+
+/* A raw packet QP on cq (NULL, errno set, if refused); moved to RTS. */
+struct ibv_qp *t_raw_qp_create(struct t_dev *d, struct ibv_cq *cq);
+void t_raw_qp_ready(struct ibv_qp *qp);
+/* Ethernet, IPv4 and UDP headers; addresses in network order, ports in
+ * host order. */
+struct t_udp4 {
+	uint8_t dmac[6], smac[6];
+	uint32_t saddr, daddr;
+	uint16_t sport, dport;
+};
+/* An Ethernet/IPv4/UDP frame around pay into buf, both checksums right;
+ * its length. */
+size_t t_udp4_frame(uint8_t *buf, const struct t_udp4 *u, const void *pay,
+		    size_t len);
+/* A NORMAL rule: IPv4 (to daddr, 0: any) UDP to dport. */
+struct ibv_flow *t_flow_udp4(struct ibv_qp *qp, uint32_t daddr, uint16_t dport,
+			     uint16_t priority);
+
+/* ------------------------------------------------------------------ */
 /* Two processes                                                       */
 
 struct t_child {

@@ -310,8 +310,8 @@ static void qp_srq_ah_tests(int fd, uint32_t pd)
 			 NULL),
 	     -EINVAL);
 	cap.max_inline_data = 0;
-	T_EQ(t_create_qp(fd, pd, cq, SRD_NO_HANDLE, IBV_QPT_RAW_PACKET, &cap,
-			 NULL, NULL),
+	T_EQ(t_create_qp(fd, pd, cq, SRD_NO_HANDLE, IBV_QPT_DRIVER, &cap, NULL,
+			 NULL),
 	     -EOPNOTSUPP);
 	T_EQ(t_create_qp(fd, pd, cq, SRD_NO_HANDLE, 77, &cap, NULL, NULL),
 	     -EINVAL);
