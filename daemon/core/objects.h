@@ -454,6 +454,12 @@ struct srd_mr *mr_lookup_key(struct srd_daemon *d, uint32_t key);
 struct srd_mr *rkey_lookup(struct srd_daemon *d, uint32_t key,
 			   const struct srd_pd *pd, uint32_t qpn, uint64_t *va,
 			   uint64_t len, int access);
+/* The same for a copy about to be made (mr_copy, mr_read, mr_write):
+ * whether a pvm MR's owner is still there is left to the copy, which
+ * finds out anyway (-ESRCH) and so costs no system call of its own. */
+struct srd_mr *rkey_lookup_copy(struct srd_daemon *d, uint32_t key,
+				const struct srd_pd *pd, uint32_t qpn,
+				uint64_t *va, uint64_t len, int access);
 /* Execute a BIND_MW WQE posted on qp: 0 or a negative errno. */
 int mw_bind(struct srd_daemon *d, const struct srd_qp *qp,
 	    const struct srd_send_wqe *w);
@@ -467,21 +473,28 @@ struct srd_ah *ah_lookup(struct srd_client *c, uint32_t handle);
 
 /*
  * Check that [va, va+len) lies within mr (va is in the MR's iova space),
- * that access (IBV_ACCESS_* bits needed) is granted, and that pd matches
- * (pd == NULL: don't check).  Returns 0 or -EACCES / -EINVAL / -EFAULT.
+ * that access (IBV_ACCESS_* bits needed) is granted, that pd matches
+ * (pd == NULL: don't check), and that a pvm MR's owner still has its
+ * address space.  Returns 0 or -EACCES / -EINVAL / -EFAULT.
  */
 int mr_check(const struct srd_mr *mr, const struct srd_pd *pd, uint64_t va,
 	     uint64_t len, int access);
+/* mr_check without the owner check, for a range about to be copied. */
+int mr_check_copy(const struct srd_mr *mr, const struct srd_pd *pd, uint64_t va,
+		  uint64_t len, int access);
 
 /*
- * Copy len bytes between two MR ranges already checked with mr_check:
- * dst at dst_va within dst_mr, src at src_va within src_mr (iova space).
- * One copy when both are mapped; bounced through process_vm_* otherwise.
- * Returns 0 or a negative errno (the client vanished, EFAULT).
+ * Copy len bytes between two MR ranges already checked with
+ * mr_check_copy: dst at dst_va within dst_mr, src at src_va within src_mr
+ * (iova space).  One copy when both are mapped; through the owners'
+ * address spaces (struct srd_client_mem) otherwise.  Returns 0, -ESRCH
+ * when an owner's address space is gone (the MR is as good as gone), or
+ * -EFAULT when a page could not be reached; *failed (if not NULL) names
+ * the MR that failed.  Bytes before the failure may have been copied.
  */
 int mr_copy(struct srd_mr *dst_mr, uint64_t dst_va, struct srd_mr *src_mr,
-	    uint64_t src_va, uint64_t len);
-/* Copy between an MR range and daemon memory. */
+	    uint64_t src_va, uint64_t len, struct srd_mr **failed);
+/* Copy between an MR range and daemon memory (errors as mr_copy's). */
 int mr_read(struct srd_mr *mr, uint64_t va, void *buf, uint64_t len);
 /* Does the address space a pvm MR is reached through still exist?  Once
  * its client is gone the MR reads and writes nothing. */

@@ -58,8 +58,11 @@ static int procmem_xfer(int fd, uint64_t raddr, void *buf, uint64_t len,
 			n = pread(fd, buf, len, (off_t)raddr);
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n <= 0)
-			return n < 0 && errno == ESRCH ? -ESRCH : -EFAULT;
+		/* 0 bytes: the address space is gone (exit, exec). */
+		if (n == 0 || (n < 0 && errno == ESRCH))
+			return -ESRCH;
+		if (n < 0)
+			return -EFAULT;
 		buf = (uint8_t *)buf + n;
 		raddr += n;
 		len -= n;
@@ -169,10 +172,11 @@ int mr_write(struct srd_mr *mr, uint64_t va, const void *buf, uint64_t len)
 }
 
 int mr_copy(struct srd_mr *dst_mr, uint64_t dst_va, struct srd_mr *src_mr,
-	    uint64_t src_va, uint64_t len)
+	    uint64_t src_va, uint64_t len, struct srd_mr **failed)
 {
 	static uint8_t bounce[BOUNCE_BYTES];
-	int err;
+	struct srd_mr *bad = NULL;
+	int err = 0;
 
 	if (!len)
 		return 0;
@@ -181,21 +185,31 @@ int mr_copy(struct srd_mr *dst_mr, uint64_t dst_va, struct srd_mr *src_mr,
 		memmove(mr_ptr(dst_mr, dst_va), mr_ptr(src_mr, src_va), len);
 		return 0;
 	}
-	if (dst_mr->base)
-		return mr_read(src_mr, src_va, mr_ptr(dst_mr, dst_va), len);
-	if (src_mr->base)
-		return mr_write(dst_mr, dst_va, mr_ptr(src_mr, src_va), len);
-	while (len) {
+	if (dst_mr->base) {
+		err = mr_read(src_mr, src_va, mr_ptr(dst_mr, dst_va), len);
+		bad = src_mr;
+	} else if (src_mr->base) {
+		err = mr_write(dst_mr, dst_va, mr_ptr(src_mr, src_va), len);
+		bad = dst_mr;
+	}
+	while (!err && !bad && len) {
 		uint64_t n = len < BOUNCE_BYTES ? len : BOUNCE_BYTES;
 
 		err = mr_read(src_mr, src_va, bounce, n);
-		if (!err)
-			err = mr_write(dst_mr, dst_va, bounce, n);
-		if (err)
-			return err;
+		if (err) {
+			bad = src_mr;
+			break;
+		}
+		err = mr_write(dst_mr, dst_va, bounce, n);
+		if (err) {
+			bad = dst_mr;
+			break;
+		}
 		src_va += n;
 		dst_va += n;
 		len -= n;
 	}
-	return 0;
+	if (err && failed)
+		*failed = bad;
+	return err;
 }

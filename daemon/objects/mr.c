@@ -440,8 +440,8 @@ int cmd_dereg_mr(struct srd_client *c, struct srd_req *rq, struct srd_rep *rp)
 	return 0;
 }
 
-int mr_check(const struct srd_mr *mr, const struct srd_pd *pd, uint64_t va,
-	     uint64_t len, int access)
+int mr_check_copy(const struct srd_mr *mr, const struct srd_pd *pd, uint64_t va,
+		  uint64_t len, int access)
 {
 	uint64_t off;
 
@@ -458,16 +458,26 @@ int mr_check(const struct srd_mr *mr, const struct srd_pd *pd, uint64_t va,
 	off = va - mr->iova;
 	if (off > mr->length || len > mr->length - off)
 		return -EFAULT;
-	/* Memory of a client that died is no memory: as if the MR were
-	 * gone (a peer gets a remote access error). */
-	if (mr->pvm && !mr_owner_alive(mr))
-		return -EFAULT;
+	/* The mem file reaches pages whatever their protection: ODP asks
+	 * the maps before every access, copies included. */
 	if (mr->odp)
 		return mr_odp_check(mr, va, len,
 				    access & (IBV_ACCESS_LOCAL_WRITE |
 					      IBV_ACCESS_REMOTE_WRITE |
 					      IBV_ACCESS_REMOTE_ATOMIC));
 	return 0;
+}
+
+int mr_check(const struct srd_mr *mr, const struct srd_pd *pd, uint64_t va,
+	     uint64_t len, int access)
+{
+	int err = mr_check_copy(mr, pd, va, len, access);
+
+	/* Memory of a client that died is no memory: as if the MR were
+	 * gone (a peer gets a remote access error). */
+	if (!err && len && mr->pvm && !mr_owner_alive(mr))
+		return -EFAULT;
+	return err;
 }
 
 /* What an MR over device memory may grant (mlx5's list). */

@@ -185,17 +185,20 @@ int key_invalidate(struct srd_daemon *d, const struct srd_qp *qp, uint32_t rkey,
 	return 0;
 }
 
-struct srd_mr *rkey_lookup(struct srd_daemon *d, uint32_t key,
-			   const struct srd_pd *pd, uint32_t qpn, uint64_t *va,
-			   uint64_t len, int access)
+static struct srd_mr *rkey_resolve(struct srd_daemon *d, uint32_t key,
+				   const struct srd_pd *pd, uint32_t qpn,
+				   uint64_t *va, uint64_t len, int access,
+				   bool live)
 {
+	int (*check)(const struct srd_mr *, const struct srd_pd *, uint64_t,
+		     uint64_t, int) = live ? mr_check : mr_check_copy;
 	struct srd_mw *mw;
 	uint64_t off;
 
 	if (!key_is_mw(key)) {
 		struct srd_mr *mr = mr_lookup_key(d, key);
 
-		if (!mr || mr_check(mr, pd, *va, len, access))
+		if (!mr || check(mr, pd, *va, len, access))
 			return NULL;
 		return mr;
 	}
@@ -214,7 +217,7 @@ struct srd_mr *rkey_lookup(struct srd_daemon *d, uint32_t key,
 	if (off > mw->length || len > mw->length - off)
 		return NULL;
 	/* The window's own rights said yes; the MR gives the bounds. */
-	if (mr_check(mw->mr, NULL, mw->addr + off, len, 0))
+	if (check(mw->mr, NULL, mw->addr + off, len, 0))
 		return NULL;
 	/* Pages behind an ODP MR must also allow what the window grants. */
 	if (mw->mr->odp &&
@@ -223,4 +226,18 @@ struct srd_mr *rkey_lookup(struct srd_daemon *d, uint32_t key,
 		return NULL;
 	*va = mw->addr + off;
 	return mw->mr;
+}
+
+struct srd_mr *rkey_lookup(struct srd_daemon *d, uint32_t key,
+			   const struct srd_pd *pd, uint32_t qpn, uint64_t *va,
+			   uint64_t len, int access)
+{
+	return rkey_resolve(d, key, pd, qpn, va, len, access, true);
+}
+
+struct srd_mr *rkey_lookup_copy(struct srd_daemon *d, uint32_t key,
+				const struct srd_pd *pd, uint32_t qpn,
+				uint64_t *va, uint64_t len, int access)
+{
+	return rkey_resolve(d, key, pd, qpn, va, len, access, false);
 }

@@ -149,8 +149,8 @@ static struct srd_mr *piece_mr(struct srd_daemon *d, const struct srd_dma *m,
 	/* An rkey may name a window: checked and moved into its MR's iova
 	 * space for every piece, so an invalidation stops the next one. */
 	if (m->kind == SRD_DMA_RANGE)
-		return rkey_lookup(d, pc->key, m->pd, m->qpn, &pc->va, n,
-				   m->access);
+		return rkey_lookup_copy(d, pc->key, m->pd, m->qpn, &pc->va, n,
+					m->access);
 
 	if (*cache && *cache_key == pc->key) {
 		mr = *cache;
@@ -163,9 +163,20 @@ static struct srd_mr *piece_mr(struct srd_daemon *d, const struct srd_dma *m,
 	}
 	if (m->pd && mr->pd != m->pd && mr->pd != m->pd_alt)
 		return NULL;
-	if (mr_check(mr, NULL, pc->va, n, m->access))
+	/* Whether a pvm MR's owner is still there the copy finds out. */
+	if (mr_check_copy(mr, NULL, pc->va, n, m->access))
 		return NULL;
 	return mr;
+}
+
+/* A failed copy's errno for dma_copy: an owner whose address space is gone
+ * counts as a failed check of that side, as mr_check would have said. */
+static int copy_err(int err, const struct srd_mr *failed,
+		    const struct srd_mr *dmr)
+{
+	if (err != -ESRCH)
+		return -EIO;
+	return failed == dmr ? -EACCES : -EFAULT;
 }
 
 int dma_copy(struct srd_daemon *d, struct srd_dma *dst, struct srd_dma *src,
@@ -199,16 +210,23 @@ int dma_copy(struct srd_daemon *d, struct srd_dma *dst, struct srd_dma *src,
 			if (!smr)
 				return -EFAULT;
 		}
-		if (dmr && smr)
-			err = mr_copy(dmr, dp.va, smr, sp.va, n);
-		else if (dmr)
+		if (dmr && smr) {
+			struct srd_mr *failed = NULL;
+
+			err = mr_copy(dmr, dp.va, smr, sp.va, n, &failed);
+			if (err)
+				return copy_err(err, failed, dmr);
+		} else if (dmr) {
 			err = mr_write(dmr, dp.va, sp.p, n);
-		else if (smr)
+			if (err)
+				return copy_err(err, dmr, dmr);
+		} else if (smr) {
 			err = mr_read(smr, sp.va, dp.p, n);
-		else
+			if (err)
+				return copy_err(err, smr, NULL);
+		} else {
 			memmove(dp.p, sp.p, n);
-		if (err)
-			return -EIO;
+		}
 		dst->off += n;
 		src->off += n;
 		len -= n;

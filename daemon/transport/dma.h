@@ -65,8 +65,10 @@ void dma_advance(struct srd_dma *m, uint64_t n);
  * Returns 0, or:
  *   -ENOSPC  dst ended before len bytes,
  *   -EACCES  a dst piece failed its key, PD, bounds or access check,
- *   -EFAULT  the source ended or failed its check,
- *   -EIO     the memory itself could not be reached (client vanished).
+ *            or its owner's address space is gone,
+ *   -EFAULT  the source ended or failed its check, or its owner's
+ *            address space is gone,
+ *   -EIO     a page of the memory itself could not be reached.
  */
 int dma_copy(struct srd_daemon *d, struct srd_dma *dst, struct srd_dma *src,
 	     uint64_t len);

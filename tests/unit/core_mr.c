@@ -82,7 +82,8 @@ static void copies(struct tmr *a, struct tmr *b, const char *what)
 	fill(a, 1);
 	memset(b->p, 0, LEN);
 	/* Everything but the first and last few bytes. */
-	T_EQ(mr_copy(b->mr, b->iova + 3, a->mr, a->iova + 5, LEN - 10), 0);
+	T_EQ(mr_copy(b->mr, b->iova + 3, a->mr, a->iova + 5, LEN - 10, NULL),
+	     0);
 	for (size_t i = 0; i < LEN - 10; i++)
 		if (b->p[i + 3] != a->p[i + 5]) {
 			fprintf(stderr, "%s: byte %zu differs\n", what, i);
@@ -95,7 +96,7 @@ static void copies(struct tmr *a, struct tmr *b, const char *what)
 	memset(buf, 0xee, sizeof(buf));
 	T_EQ(mr_write(b->mr, b->iova + LEN - sizeof(buf), buf, sizeof(buf)), 0);
 	T_EQ(b->p[LEN - 1], 0xee);
-	T_EQ(mr_copy(b->mr, b->iova, a->mr, a->iova, 0), 0);
+	T_EQ(mr_copy(b->mr, b->iova, a->mr, a->iova, 0, NULL), 0);
 }
 
 /*
