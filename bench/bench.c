@@ -37,6 +37,7 @@ struct bench_res {
 	double wlat_med, wlat_p99; /* ns, half round trip */
 	double slat_med, slat_p99;
 	double wbw_64k, wbw_1m; /* GB/s */
+	double rbw_64k;
 	double mc_64k_hot, mc_64k_rot, mc_1m_hot, mc_1m_rot;
 	double pvm_64k, pvm_1m;
 	double cl_med, cl_p99;
@@ -118,14 +119,16 @@ static int bench_lat(struct rcp *p, bool write, unsigned int iters, double *med,
 	return ret;
 }
 
-static int bench_bw(struct rcp *p, size_t size, uint64_t total, double *gbps)
+static int bench_bw(struct rcp *p, bool read, size_t size, uint64_t total,
+		    double *gbps)
 {
 	unsigned int iters = total / size ? total / size : 1;
 	uint64_t ns;
 	int ret;
 
-	/* 64 writes in flight, every 16th signaled, as the README says. */
-	ret = rcp_write_bw(p, size, iters, 64, 16, &ns);
+	/* 64 in flight, every 16th signaled, as the README says. */
+	ret = read ? rcp_read_bw(p, size, iters, 64, 16, &ns)
+		   : rcp_write_bw(p, size, iters, 64, 16, &ns);
 	if (!ret)
 		*gbps = (double)size * iters / (ns ? ns : 1);
 	return ret;
@@ -148,9 +151,11 @@ static int bench_rdma_parent(struct rcp *p, int sock,
 		ret = bench_lat(p, false, r->lat_iters, &r->slat_med,
 				&r->slat_p99);
 	if (!ret)
-		ret = bench_bw(p, 64 * KIB, bw_total, &r->wbw_64k);
+		ret = bench_bw(p, false, 64 * KIB, bw_total, &r->wbw_64k);
 	if (!ret)
-		ret = bench_bw(p, MIB, bw_total, &r->wbw_1m);
+		ret = bench_bw(p, false, MIB, bw_total, &r->wbw_1m);
+	if (!ret)
+		ret = bench_bw(p, true, 64 * KIB, bw_total, &r->rbw_64k);
 	if (ret)
 		return ret;
 
@@ -275,6 +280,9 @@ static void bench_text(const struct bench_opts *o, const struct bench_res *r,
 	bench_text_val("RDMA WRITE bandwidth, 1 MiB messages",
 		       r->rdma_ok ? r->wbw_1m : -1, "GB/s",
 		       "64 in flight, 1 in 16 signaled");
+	bench_text_val("RDMA READ bandwidth, 64 KiB messages",
+		       r->rdma_ok ? r->rbw_64k : -1, "GB/s",
+		       "64 posted, 16 in flight");
 	snprintf(note, sizeof(note), "pid %d, over %.0f s", (int)r->dpid,
 		 r->idle_secs);
 	bench_text_val("softrdmad CPU while idle, % of one core",
@@ -347,6 +355,7 @@ static void bench_json(const struct bench_opts *o, const struct bench_res *r,
 	bench_json_num("send_lat_half_rtt_p99_ns", ok * r->slat_p99, 0);
 	bench_json_num("write_bw_64k_gbps", ok * r->wbw_64k, 0);
 	bench_json_num("write_bw_1m_gbps", ok * r->wbw_1m, 0);
+	bench_json_num("read_bw_64k_gbps", ok * r->rbw_64k, 0);
 	printf("    \"daemon_pid\": %d,\n", (int)r->dpid);
 	bench_json_num("daemon_idle_secs", r->idle_secs, 0);
 	bench_json_num("daemon_idle_cpu_percent", r->rdma_ok ? r->idle_cpu : -1,

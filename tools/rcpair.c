@@ -267,7 +267,7 @@ static int rcp_connect(struct rcp *p, enum ibv_mtu mtu)
 	a.path_mtu = mtu;
 	a.dest_qp_num = p->remote.qpn;
 	a.rq_psn = p->remote.psn;
-	a.max_dest_rd_atomic = 1;
+	a.max_dest_rd_atomic = RCP_RD_DEPTH;
 	a.min_rnr_timer = 12;
 	a.ah_attr.is_global = 1;
 	a.ah_attr.grh.dgid = p->remote.gid;
@@ -289,7 +289,7 @@ static int rcp_connect(struct rcp *p, enum ibv_mtu mtu)
 	a.timeout = 14;
 	a.retry_cnt = 7;
 	a.rnr_retry = 7;
-	a.max_rd_atomic = 1;
+	a.max_rd_atomic = RCP_RD_DEPTH;
 	return rcp_modify(p, &a,
 			  IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
 				  IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
@@ -419,6 +419,9 @@ int rcp_serve(struct rcp *p)
 			break;
 		case RCP_OP_WRITE_BW:
 			ret = rcp_serve_write_bw(p, &c);
+			break;
+		case RCP_OP_READ_BW:
+			ret = rcp_serve_read_bw(p, &c);
 			break;
 		default:
 			ret = rcp_fail(p, -EINVAL, "unknown command %u", c.op);

@@ -83,6 +83,14 @@ int rcp_send_lat(struct rcp *p, unsigned int iters, unsigned int warmup,
 int rcp_write_bw(struct rcp *p, size_t size, unsigned int iters,
 		 unsigned int depth, unsigned int sig_every, uint64_t *ns);
 
+/*
+ * RDMA READ bandwidth: the same from the peer's bandwidth area into ours
+ * (the peer fills it with a pattern first, which the last READ must bring
+ * back intact, else -EILSEQ).
+ */
+int rcp_read_bw(struct rcp *p, size_t size, unsigned int iters,
+		unsigned int depth, unsigned int sig_every, uint64_t *ns);
+
 uint64_t rcp_now_ns(void);
 
 /* Sorts v and returns its median and 99th percentile, in v's unit. */

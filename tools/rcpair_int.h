@@ -19,6 +19,8 @@
 #define RCP_SQ_DEPTH 128
 #define RCP_LAT_SIG_EVERY 16
 #define RCP_LAT_DEPTH 64
+/* READs each side lets in flight (as ib_read_bw asks for 16). */
+#define RCP_RD_DEPTH 16
 #define RCP_TIMEOUT_NS (10ULL * 1000000000ULL)
 
 enum rcp_op {
@@ -26,6 +28,7 @@ enum rcp_op {
 	RCP_OP_WRITE_LAT,
 	RCP_OP_SEND_LAT,
 	RCP_OP_WRITE_BW,
+	RCP_OP_READ_BW,
 };
 
 /* Initiator to server. */
@@ -66,5 +69,6 @@ int rcp_drain(struct rcp *p);
 int rcp_serve_write_lat(struct rcp *p, const struct rcp_cmd *c);
 int rcp_serve_send_lat(struct rcp *p, const struct rcp_cmd *c);
 int rcp_serve_write_bw(struct rcp *p, const struct rcp_cmd *c);
+int rcp_serve_read_bw(struct rcp *p, const struct rcp_cmd *c);
 
 #endif

@@ -276,8 +276,8 @@ static long rcp_check(const char *buf, size_t size, uint64_t seed)
 	return -1;
 }
 
-static int rcp_write_bw_one(struct rcp *p, size_t size, unsigned int sig,
-			    unsigned int depth, bool last)
+static int rcp_bw_one(struct rcp *p, enum ibv_wr_opcode op, size_t size,
+		      unsigned int sig, unsigned int depth, bool last)
 {
 	struct ibv_sge sge = {
 		.addr = (uintptr_t)p->buf + RCP_BW_OFF,
@@ -287,7 +287,7 @@ static int rcp_write_bw_one(struct rcp *p, size_t size, unsigned int sig,
 	struct ibv_send_wr wr = {
 		.sg_list = &sge,
 		.num_sge = 1,
-		.opcode = IBV_WR_RDMA_WRITE,
+		.opcode = op,
 		.wr.rdma = {
 			.remote_addr = p->remote.addr + RCP_BW_OFF,
 			.rkey = p->remote.rkey,
@@ -295,6 +295,36 @@ static int rcp_write_bw_one(struct rcp *p, size_t size, unsigned int sig,
 	};
 
 	return rcp_post(p, &wr, sig, depth, last);
+}
+
+/* Initiator: starts the peer on c, or fails without starting it. */
+static int rcp_bw_start(struct rcp *p, const struct rcp_cmd *c,
+			unsigned int depth, unsigned int sig_every)
+{
+	if (!c->size || c->size > p->bw_max || !c->iters || !depth ||
+	    !sig_every || sig_every > depth || depth > RCP_SQ_DEPTH)
+		return rcp_fail(p, -EINVAL, "bad bandwidth parameters");
+	return rcp_start(p, c);
+}
+
+/* Initiator, the peer started: iters WRs of op, timed from the first
+ * post to the last completion. */
+static int rcp_bw_run(struct rcp *p, enum ibv_wr_opcode op,
+		      const struct rcp_cmd *c, unsigned int depth,
+		      unsigned int sig_every, uint64_t *ns)
+{
+	unsigned int i;
+	uint64_t t0;
+	int ret = 0;
+
+	t0 = rcp_now_ns();
+	for (i = 0; !ret && i < c->iters; i++)
+		ret = rcp_bw_one(p, op, c->size, sig_every, depth,
+				 i == c->iters - 1);
+	if (!ret)
+		ret = rcp_drain(p);
+	*ns = rcp_now_ns() - t0;
+	return ret;
 }
 
 int rcp_write_bw(struct rcp *p, size_t size, unsigned int iters,
@@ -306,30 +336,17 @@ int rcp_write_bw(struct rcp *p, size_t size, unsigned int iters,
 		.size = size,
 		.seed = rcp_now_ns(),
 	};
-	unsigned int i;
-	uint64_t t0;
-	int ret;
+	int ret = rcp_bw_start(p, &c, depth, sig_every);
 
-	if (!size || size > p->bw_max || !iters || !depth || !sig_every ||
-	    sig_every > depth || depth > RCP_SQ_DEPTH)
-		return rcp_fail(p, -EINVAL, "bad bandwidth parameters");
-	ret = rcp_start(p, &c);
 	if (ret)
 		return ret;
-
-	t0 = rcp_now_ns();
-	for (i = 0; !ret && i < iters; i++)
-		ret = rcp_write_bw_one(p, size, sig_every, depth,
-				       i == iters - 1);
-	if (!ret)
-		ret = rcp_drain(p);
-	*ns = rcp_now_ns() - t0;
+	ret = rcp_bw_run(p, IBV_WR_RDMA_WRITE, &c, depth, sig_every, ns);
 
 	/* Then a write of known bytes, and a SEND the peer waits for:
 	 * RC delivers it only after the write has landed. */
 	if (!ret) {
 		rcp_fill(p->buf + RCP_BW_OFF, size, c.seed);
-		ret = rcp_write_bw_one(p, size, 1, depth, true);
+		ret = rcp_bw_one(p, IBV_WR_RDMA_WRITE, size, 1, depth, true);
 	}
 	if (!ret)
 		ret = rcp_send_val(p, rcp_val(iters), true);
@@ -363,6 +380,55 @@ int rcp_serve_write_bw(struct rcp *p, const struct rcp_cmd *c)
 				"byte %ld of the %llu-byte write is wrong", bad,
 				(unsigned long long)c->size);
 	return 0;
+}
+
+int rcp_read_bw(struct rcp *p, size_t size, unsigned int iters,
+		unsigned int depth, unsigned int sig_every, uint64_t *ns)
+{
+	struct rcp_cmd c = {
+		.op = RCP_OP_READ_BW,
+		.iters = iters,
+		.size = size,
+		.seed = rcp_now_ns(),
+	};
+	long bad;
+	int ret;
+
+	ret = rcp_bw_start(p, &c, depth, sig_every);
+	if (ret)
+		return ret;
+	/* Stale bytes must not pass the check. */
+	memset(p->buf + RCP_BW_OFF, 0, size);
+	ret = rcp_bw_run(p, IBV_WR_RDMA_READ, &c, depth, sig_every, ns);
+	if (!ret) {
+		bad = rcp_check(p->buf + RCP_BW_OFF, size, c.seed);
+		if (bad >= 0)
+			ret = rcp_fail(p, -EILSEQ,
+				       "byte %ld of the %zu-byte read is wrong",
+				       bad, size);
+	}
+	/* The peer waits for this SEND before it answers. */
+	if (!ret)
+		ret = rcp_send_val(p, rcp_val(iters), true);
+	if (!ret)
+		ret = rcp_drain(p);
+	return rcp_finish(p, ret);
+}
+
+int rcp_serve_read_bw(struct rcp *p, const struct rcp_cmd *c)
+{
+	uint64_t timeout = RCP_TIMEOUT_NS;
+	int ret;
+
+	if (!c->size || c->size > p->bw_max)
+		return rcp_fail(p, -EINVAL, "bad bandwidth size %llu",
+				(unsigned long long)c->size);
+	rcp_fill(p->buf + RCP_BW_OFF, c->size, c->seed);
+	ret = rcp_reply(p, 0, RCP_PHASE_READY);
+	if (ret)
+		return ret;
+	timeout += c->size * c->iters * 10;
+	return rcp_recv_val(p, rcp_val(c->iters), timeout);
 }
 
 static int rcp_cmp_u64(const void *a, const void *b)
