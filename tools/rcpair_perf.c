@@ -297,6 +297,23 @@ static int rcp_bw_one(struct rcp *p, enum ibv_wr_opcode op, size_t size,
 	return rcp_post(p, &wr, sig, depth, last);
 }
 
+/* Initiator: the SEND the peer waits for (RC delivers it after all that
+ * went before), then the peer's verdict. */
+static int rcp_bw_end(struct rcp *p, int ret, unsigned int iters)
+{
+	if (!ret)
+		ret = rcp_send_val(p, rcp_val(iters), true);
+	if (!ret)
+		ret = rcp_drain(p);
+	return rcp_finish(p, ret);
+}
+
+static int rcp_bad_size(struct rcp *p, const struct rcp_cmd *c)
+{
+	return rcp_fail(p, -EINVAL, "bad bandwidth size %llu",
+			(unsigned long long)c->size);
+}
+
 /* Initiator: starts the peer on c, or fails without starting it. */
 static int rcp_bw_start(struct rcp *p, const struct rcp_cmd *c,
 			unsigned int depth, unsigned int sig_every)
@@ -348,11 +365,7 @@ int rcp_write_bw(struct rcp *p, size_t size, unsigned int iters,
 		rcp_fill(p->buf + RCP_BW_OFF, size, c.seed);
 		ret = rcp_bw_one(p, IBV_WR_RDMA_WRITE, size, 1, depth, true);
 	}
-	if (!ret)
-		ret = rcp_send_val(p, rcp_val(iters), true);
-	if (!ret)
-		ret = rcp_drain(p);
-	return rcp_finish(p, ret);
+	return rcp_bw_end(p, ret, iters);
 }
 
 int rcp_serve_write_bw(struct rcp *p, const struct rcp_cmd *c)
@@ -362,8 +375,7 @@ int rcp_serve_write_bw(struct rcp *p, const struct rcp_cmd *c)
 	int ret;
 
 	if (!c->size || c->size > p->bw_max)
-		return rcp_fail(p, -EINVAL, "bad bandwidth size %llu",
-				(unsigned long long)c->size);
+		return rcp_bad_size(p, c);
 	/* Stale bytes must not pass the check. */
 	memset(p->buf + RCP_BW_OFF, 0, c->size);
 	ret = rcp_reply(p, 0, RCP_PHASE_READY);
@@ -408,11 +420,7 @@ int rcp_read_bw(struct rcp *p, size_t size, unsigned int iters,
 				       bad, size);
 	}
 	/* The peer waits for this SEND before it answers. */
-	if (!ret)
-		ret = rcp_send_val(p, rcp_val(iters), true);
-	if (!ret)
-		ret = rcp_drain(p);
-	return rcp_finish(p, ret);
+	return rcp_bw_end(p, ret, iters);
 }
 
 int rcp_serve_read_bw(struct rcp *p, const struct rcp_cmd *c)
@@ -421,8 +429,7 @@ int rcp_serve_read_bw(struct rcp *p, const struct rcp_cmd *c)
 	int ret;
 
 	if (!c->size || c->size > p->bw_max)
-		return rcp_fail(p, -EINVAL, "bad bandwidth size %llu",
-				(unsigned long long)c->size);
+		return rcp_bad_size(p, c);
 	rcp_fill(p->buf + RCP_BW_OFF, c->size, c->seed);
 	ret = rcp_reply(p, 0, RCP_PHASE_READY);
 	if (ret)
