@@ -41,7 +41,7 @@ bool srd_pidfd_gone(int pidfd)
 	return n != 0;
 }
 
-/* pidfd_gone() for two pidfds in one call (b may be -1). */
+/* srd_pidfd_gone() for two pidfds in one call (b may be -1). */
 static void pidfds_gone(int a, int b, bool *a_gone, bool *b_gone)
 {
 	struct pollfd p[2] = { { .fd = a, .events = POLLIN },
@@ -128,7 +128,7 @@ static int pidfd_bounce(const struct srd_client_mem *dst, uint64_t daddr,
 			uint8_t *bounce, uint64_t cap, uint64_t len,
 			bool *failed_dst)
 {
-	bool sgone = pidfd_gone(src->fd), dgone = false;
+	bool sgone = srd_pidfd_gone(src->fd), dgone = false;
 
 	*failed_dst = false;
 	while (len) {
@@ -157,7 +157,7 @@ static int pidfd_bounce(const struct srd_client_mem *dst, uint64_t daddr,
 		r.iov_len = (size_t)n;
 		do
 			w = process_vm_writev(dst->pid, &l, 1, &r, 1, 0);
-		while (w < 0 && errno == EINTR && !pidfd_gone(dst->fd));
+		while (w < 0 && errno == EINTR && !srd_pidfd_gone(dst->fd));
 		/* After the write and before the next read. */
 		pidfds_gone(dst->fd, len > (uint64_t)n ? src->fd : -1, &dgone,
 			    &sgone);
@@ -254,16 +254,13 @@ static int bounce_copy(struct srd_mr *dst_mr, uint64_t dst_va,
 	static uint8_t bounce[BOUNCE_BYTES];
 	int err;
 
-	if (src_mr->pvm && dst_mr->pvm &&
-	    src_mr->owner->mem.kind == SRD_MEM_PIDFD &&
-	    dst_mr->owner->mem.kind == SRD_MEM_PIDFD) {
+	if (src_mr->pvm && dst_mr->pvm && src_mr->mem->kind == SRD_MEM_PIDFD &&
+	    dst_mr->mem->kind == SRD_MEM_PIDFD) {
 		bool on_dst;
 
-		err = pidfd_bounce(&dst_mr->owner->mem,
-				   mr_client_addr(dst_mr, dst_va),
-				   &src_mr->owner->mem,
-				   mr_client_addr(src_mr, src_va), bounce,
-				   sizeof(bounce), len, &on_dst);
+		err = pidfd_bounce(dst_mr->mem, mr_client_addr(dst_mr, dst_va),
+				   src_mr->mem, mr_client_addr(src_mr, src_va),
+				   bounce, sizeof(bounce), len, &on_dst);
 		*bad = on_dst ? dst_mr : src_mr;
 		return err;
 	}
