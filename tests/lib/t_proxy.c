@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "common/msg.h"
+#include "common/proto.h"
 #include "t_assert.h"
 #include "t_proxy.h"
 #include "t_util.h"
@@ -79,6 +80,24 @@ static void conn_open(void)
 	close(lib);
 }
 
+/*
+ * OPEN_DEVICE binds the context to the fd it passes last, which must be a
+ * connection to the daemon: here that is the proxy's own end, not the
+ * library's.
+ */
+static void bind_to_proxy_end(int i, const struct srd_msg_hdr *h,
+			      const uint8_t *payload, int *fds, int nfds)
+{
+	const struct srd_open_device_req *req = (const void *)payload;
+
+	if (h->op != SRD_CMD_OPEN_DEVICE || h->len < sizeof(*req) ||
+	    !(req->flags & SRD_OPEN_F_BIND) || nfds < 1)
+		return;
+	close(fds[nfds - 1]);
+	fds[nfds - 1] = dup(px.conn[i][1]);
+	T_ASSERT(fds[nfds - 1] >= 0);
+}
+
 /* One message from side `from` of connection i to the other side. */
 static void pass(int i, int from)
 {
@@ -94,6 +113,8 @@ static void pass(int i, int from)
 		conn_close(i);
 		return;
 	}
+	if (from == 0)
+		bind_to_proxy_end(i, h, buf + sizeof(*h), fds, nfds);
 	if (from == 1 && px.fn)
 		px.fn(h, buf + sizeof(*h), sizeof(buf) - sizeof(*h), px.arg);
 	if (srd_msg_send(px.conn[i][!from], h, buf + sizeof(*h), fds, nfds) < 0)
