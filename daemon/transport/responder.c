@@ -315,15 +315,18 @@ static enum resp_state check_op_valid(struct resp_ctx *c)
 	int access = qp->attr.qp_access_flags;
 	uint32_t m = c->m;
 
+	/* An operation the QP is not enabled for is an Invalid Request
+	 * (class C), as rxe and the adapters answer it; the MR's rights
+	 * are checked with the key (Remote Access Error). */
 	if ((m & OPF_WRITE) && (m & OPF_FIRST) &&
 	    !(access & IBV_ACCESS_REMOTE_WRITE))
-		return c->rc ? RS_ERR_ACCESS : RS_DROP_MSG;
+		return c->rc ? RS_ERR_INV_REQ : RS_DROP_MSG;
 	if ((m & OPF_READ) && !(access & IBV_ACCESS_REMOTE_READ))
-		return RS_ERR_ACCESS;
+		return RS_ERR_INV_REQ;
 	if ((m & OPF_ATOMIC) && !(access & IBV_ACCESS_REMOTE_ATOMIC))
-		return RS_ERR_ACCESS;
+		return RS_ERR_INV_REQ;
 	if ((m & OPF_ATOMIC_WRITE) && !(access & IBV_ACCESS_REMOTE_WRITE))
-		return RS_ERR_ACCESS;
+		return RS_ERR_INV_REQ;
 	if ((m & OPF_FLUSH) &&
 	    (flush_access(c->pkt->feth) & ~access & FLUSH_ACCESS))
 		return RS_ERR_ACCESS;

@@ -4,7 +4,8 @@
  * ibv_wr_flush(): the device capabilities, the MR and QP access flags,
  * the 8 bytes placed whole (a reader never sees half of two values),
  * IBV_WC_ATOMIC_WRITE / IBV_WC_FLUSH completions, and the errors: no
- * remote write or flush right -> IBV_WC_REM_ACCESS_ERR, a misaligned
+ * remote write or flush right -> IBV_WC_REM_ACCESS_ERR (a QP without
+ * remote write: IBV_WC_REM_INV_REQ_ERR), a misaligned
  * address -> IBV_WC_REM_INV_REQ_ERR, bad arguments and QP types ->
  * EINVAL / EOPNOTSUPP as rdma-core's providers answer.  FLUSH's names
  * come from <infiniband/softrdma.h> (rdma-core 47's, beyond 44's API).
@@ -289,9 +290,10 @@ int main(void)
 	expect_error(qp_all, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ, 0,
 		     0, IBV_WC_REM_ACCESS_ERR);
 	expect_error(qp_all, T_ACCESS_ALL, 1, 0, IBV_WC_REM_ACCESS_ERR);
-	/* The QP grants no remote write / no flush. */
+	/* The QP grants no remote write (an operation it is not enabled
+	 * for: Invalid Request, as rxe) / no flush. */
 	expect_error(IBV_ACCESS_REMOTE_READ | IBV_ACCESS_FLUSH_GLOBAL,
-		     ACC_FLUSH, 0, 0, IBV_WC_REM_ACCESS_ERR);
+		     ACC_FLUSH, 0, 0, IBV_WC_REM_INV_REQ_ERR);
 	expect_error(IBV_ACCESS_REMOTE_WRITE, ACC_FLUSH, 1, 0,
 		     IBV_WC_REM_ACCESS_ERR);
 	/* Not naturally aligned. */

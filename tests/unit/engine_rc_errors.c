@@ -288,21 +288,22 @@ static void test_remote_access(void)
 	pair(&a, &b, NULL);
 	remote_error(&a, &b, &w, &s, IBV_WC_REM_ACCESS_ERR, IBV_WC_RDMA_WRITE,
 		     IBV_EVENT_QP_ACCESS_ERR);
-	/* The QP does not. */
+	/* The QP does not: an operation it is not enabled for is an
+	 * Invalid Request (rxe's NAK), not an access error. */
 	w.remote_addr = (uintptr_t)mb.p;
 	w.rkey = mb.lkey;
 	pair(&a, &b, &noacc);
-	remote_error(&a, &b, &w, &s, IBV_WC_REM_ACCESS_ERR, IBV_WC_RDMA_WRITE,
-		     IBV_EVENT_QP_ACCESS_ERR);
+	remote_error(&a, &b, &w, &s, IBV_WC_REM_INV_REQ_ERR, IBV_WC_RDMA_WRITE,
+		     IBV_EVENT_QP_REQ_ERR);
 	w.opcode = IBV_WR_RDMA_READ;
 	pair(&a, &b, &noacc);
-	remote_error(&a, &b, &w, &s, IBV_WC_REM_ACCESS_ERR, IBV_WC_RDMA_READ,
-		     IBV_EVENT_QP_ACCESS_ERR);
+	remote_error(&a, &b, &w, &s, IBV_WC_REM_INV_REQ_ERR, IBV_WC_RDMA_READ,
+		     IBV_EVENT_QP_REQ_ERR);
 	w.opcode = IBV_WR_ATOMIC_CMP_AND_SWP;
 	s.length = 8;
 	pair(&a, &b, &noacc);
-	remote_error(&a, &b, &w, &s, IBV_WC_REM_ACCESS_ERR, IBV_WC_COMP_SWAP,
-		     IBV_EVENT_QP_ACCESS_ERR);
+	remote_error(&a, &b, &w, &s, IBV_WC_REM_INV_REQ_ERR, IBV_WC_COMP_SWAP,
+		     IBV_EVENT_QP_REQ_ERR);
 	/* READ from an MR without REMOTE_READ. */
 	w.opcode = IBV_WR_RDMA_READ;
 	w.remote_addr = (uintptr_t)mro.p;
