@@ -36,13 +36,22 @@ srv() {
 	done
 	wait $p
 }
+# rxe_gid ADDR: the index of rxe0's RoCE v2 GID of ADDR (as ibv_devinfo
+# writes it); status 1 if it has none.
+rxe_gid() {
+	local g
+	g=$(ibv_devinfo -v -d rxe0 2>/dev/null |
+		sed -n "s/^[[:space:]]*GID\[ *\([0-9]*\)\]:[[:space:]]*$1, RoCE v2.*/\1/p")
+	[ -n "$g" ] || return 1
+	echo "${g%%$'\n'*}"
+}
 counters() {
 	local c v
 	for c in /sys/class/infiniband/rxe0/ports/1/hw_counters/*; do
 		read -r v <"$c" && echo "${c##*/} $v"
 	done
 }
-export -f listening_tcp listening_cm srv counters
+export -f listening_tcp listening_cm srv rxe_gid counters
 
 echo "RXE_GID=$RXE_GID" >"$Q/agent.up"
 n=0

@@ -28,10 +28,14 @@ BIN=$BUILD/bin
 LIB=$BUILD/lib
 ICRC=${NS_ICRC_CHECK:-$BUILD/tests/netns/netns_icrc_check}
 DELAY_SO=${CONNECT_DELAY:-$BUILD/tests/interop/libinterop_connect_delay.so}
+PROBE=${VERBS_PROBE:-$BUILD/tests/interop/verbs_probe}
 NS=srd-il-$$
 BR=br-rxe
 HOST=10.77.0.1
 GUEST=10.77.0.10
+# IPv6 comes up only for the cases that need it (v6_up).
+HOST6=fd77::1
+GUEST6=fd77::10
 SOCK=srd-il-$$
 TMP=
 QEMU_PID=
@@ -89,6 +93,7 @@ done
 [ -c /dev/net/tun ] || skip "no /dev/net/tun"
 [ -x "$BIN/softrdmad" ] || il_die "no $BIN/softrdmad (SRD_BUILD?)"
 [ -x "$ICRC" ] || il_die "no $ICRC"
+[ -x "$PROBE" ] || il_die "no $PROBE (VERBS_PROBE?)"
 ip netns add "srd-il-probe-$$" 2>/dev/null || skip "cannot make network namespaces"
 ip netns del "srd-il-probe-$$"
 trap cleanup EXIT
@@ -104,6 +109,8 @@ TMP=$(mktemp -d /tmp/srd-interop.XXXXXX)
 Q=$TMP/share/q
 mkdir -p "$Q" "$TMP/pcap"
 cp "$IL_DIR/agent.sh" "$TMP/share/agent.sh"
+# The same verbs_probe runs in the guest, on rdma-core's libibverbs.
+cp "$PROBE" "$TMP/share/verbs_probe"
 
 # --- the network: a namespace, a bridge, softrdmad on it ---------------------
 in_ns()
@@ -142,15 +149,24 @@ for ((i = 0; i < 50; i++)); do
 	hrun "$BIN/softrdma" link add srd0 netdev "$BR" >>"$TMP/softrdmad.log" 2>&1 && break
 	sleep 0.1
 done
-HGID=
-for ((i = 0; i < 50; i++)); do
-	HGID=$(hrun "$BIN/ibv_devinfo" -v -d srd0 2>/dev/null |
-		sed -n "s/^[[:space:]]*GID\[ *\([0-9]*\)\]:[[:space:]]*::ffff:$HOST, RoCE v2.*/\1/p" |
-		head -n 1)
-	[ -n "$HGID" ] && break
-	sleep 0.1
-done
+# hgid GID: the index of srd0's RoCE v2 GID GID (as ibv_devinfo writes
+# it), waited for up to 5 s; "" if it never comes.
+hgid()
+{
+	local g i
+
+	for ((i = 0; i < 50; i++)); do
+		g=$(hrun "$BIN/ibv_devinfo" -v -d srd0 2>/dev/null |
+			sed -n "s/^[[:space:]]*GID\[ *\([0-9]*\)\]:[[:space:]]*$1, RoCE v2.*/\1/p" |
+			head -n 1)
+		[ -n "$g" ] && break
+		sleep 0.1
+	done
+	echo "$g"
+}
+HGID=$(hgid "::ffff:$HOST")
 [ -n "$HGID" ] || il_die "no srd0 with GID ::ffff:$HOST on $BR"
+HGID6=
 
 # --- the guest ---------------------------------------------------------------
 il_log "booting the guest"
@@ -210,6 +226,56 @@ gready()
 		sleep 0.1
 	done
 	return 1
+}
+
+# v6_up: IPv6 addresses on the bridge and the guest's eth0, once, and
+# the RoCE v2 GIDs they make on both devices.
+v6_up()
+{
+	local n
+
+	[ -n "$HGID6" ] && return 0
+	in_ns sysctl -qw net.ipv6.conf.all.disable_ipv6=0 \
+		"net.ipv6.conf.$BR.disable_ipv6=0"
+	in_ns ip addr add "$HOST6/64" dev "$BR" nodad
+	gcmd "sysctl -qw net.ipv6.conf.all.disable_ipv6=0 net.ipv6.conf.eth0.disable_ipv6=0 &&
+		ip addr add $GUEST6/64 dev eth0 nodad &&
+		for ((i = 0; i < 100; i++)); do rxe_gid $GUEST6 >/dev/null && break; sleep 0.1; done;
+		echo GID \$(rxe_gid $GUEST6)"
+	n=$GCMD_N
+	HGID6=$(hgid "$HOST6")
+	[ "$(gwait "$n" 60)" = 0 ] || il_log "the guest has no GID of $GUEST6: $(cat "$Q/out.$n")"
+	[ -n "$HGID6" ] || il_log "srd0 has no GID of $HOST6"
+	HGID6=${HGID6:-none}
+	il_log "IPv6: srd0 GID $HGID6, rxe0 $(cat "$Q/out.$n" 2>/dev/null)"
+	in_ns ping -6 -c 1 -W 5 "$GUEST6" >/dev/null 2>&1
+}
+
+# link_mtu MTU: bridge, tap and the guest's eth0 at MTU; both RoCE ports
+# follow (active_mtu: the largest IB MTU that fits).
+link_mtu()
+{
+	local n want=1024 i
+
+	[ "$1" -ge 4200 ] && want=4096
+	if [ "$1" -gt 1500 ]; then
+		in_ns ip link set tap-g mtu "$1"
+		in_ns ip link set "$BR" mtu "$1"
+	else
+		in_ns ip link set "$BR" mtu "$1"
+		in_ns ip link set tap-g mtu "$1"
+	fi
+	gcmd "ip link set eth0 mtu $1 && for ((i = 0; i < 100; i++)); do
+		ibv_devinfo -d rxe0 | grep -q 'active_mtu:.*$want' && break; sleep 0.1; done;
+		ibv_devinfo -d rxe0 | grep active_mtu"
+	n=$GCMD_N
+	for ((i = 0; i < 50; i++)); do
+		hrun "$BIN/ibv_devinfo" -d srd0 2>/dev/null | grep -q "active_mtu:.*$want" && break
+		sleep 0.1
+	done
+	gwait "$n" 60 >/dev/null
+	il_log "link MTU $1: rxe0 $(tr -s ' \t' ' ' <"$Q/out.$n"), srd0$(hrun "$BIN/ibv_devinfo" -d srd0 |
+		grep active_mtu | tr -s ' \t' ' ')"
 }
 
 # hready HOW PID: the host's server listens (or has ended).
@@ -274,7 +340,7 @@ check_ours()
 
 cap_start()
 {
-	ip netns exec "$NS" tcpdump -Z root -i tap-g --immediate-mode -U -s 1600 -B 16384 \
+	ip netns exec "$NS" tcpdump -Z root -i tap-g --immediate-mode -U -s 9216 -B 16384 \
 		-w "$1" udp port 4791 >"$1.log" 2>&1 &
 	CAP_PID=$!
 	for ((i = 0; i < 50; i++)); do
@@ -316,12 +382,16 @@ cap_check()
 # --- the cases -----------------------------------------------------------------
 # NAME|READY|SECS|SERVER|CLIENT|FIGURE
 # In the commands @DEV@, @GID@, @ME@ (own address) and @SRV@ (the
-# server's) are the side's own; READY is how a server is seen listening
+# server's) are the side's own, @GID6@, @ME6@, @SRV6@ the same for IPv6
+# and @PROBE@ the side's verbs_probe; READY is how a server is seen listening
 # (tcp:PORT, cm, or seconds); SECS with a "k" suffix: the server never
 # ends by itself and is stopped once the client is done; FIGURE names the
 # figure's parser.
 P='-d @DEV@ -x @GID@ -F'
 G='-d @DEV@ -g @GID@'
+PR='@PROBE@ -d @DEV@ -g @GID@'
+# Multi-packet messages at a path MTU below the ports' and at 4096.
+MB='-s 1048576 send,write,read'
 CASES=(
 	"rping|cm|60|rping -s -a @ME@ -C 10 -S 256 -v -V|rping -c -a @SRV@ -C 10 -S 256 -v -V|rping"
 	"ucmatose|cm|60|ucmatose -b @ME@ -c 2 -C 10|ucmatose -s @SRV@ -c 2 -C 10|done"
@@ -343,16 +413,53 @@ CASES=(
 	"cmtime|cm|90k|cmtime -b @ME@ -c 20|cmtime -s @SRV@ -c 20|cmtime"
 	"rstream|cm|90|rstream -b @ME@ -S 65536 -C 200 -T v|rstream -s @SRV@ -S 65536 -C 200 -T v|rstream"
 	"riostream|cm|90|riostream -b @ME@ -S 65536 -C 200 -T v|riostream -s @SRV@ -S 65536 -C 200 -T v|rstream"
+	"probe_ops|tcp:18600|120|$PR ops|$PR ops @SRV@|probe"
+	"probe_errors|tcp:18600|120|$PR errors|$PR errors @SRV@|probe"
+	"probe_mtu1024|tcp:18600|120|$PR -m 1024 $MB|$PR -m 1024 $MB @SRV@|probe"
+	"probe_ipv6|tcp:18600|120|@PROBE@ -d @DEV@ -g @GID6@ ops|@PROBE@ -d @DEV@ -g @GID6@ ops @SRV6@|probe"
+	"rc_pingpong_v6|tcp:18515|60|ibv_rc_pingpong -d @DEV@ -g @GID6@ -n 100|ibv_rc_pingpong -d @DEV@ -g @GID6@ -n 100 @SRV@|pp"
+	"rping_v6|cm|60|rping -s -a @ME6@ -C 10 -S 256 -v -V|rping -c -a @SRV6@ -C 10 -S 256 -v -V|rping"
+	# Last: the links go to MTU 9000 for it (case_env).
+	"probe_mtu4096|tcp:18600|120|$PR -m 4096 $MB|$PR -m 4096 $MB @SRV@|probe"
 )
 
+# case_env NAME up|down: what a case needs of the network around it.
+case_env()
+{
+	case $1.$2 in
+	*v6.up) v6_up ;;
+	probe_mtu4096.up) link_mtu 9000 ;;
+	probe_mtu4096.down) link_mtu 1500 ;;
+	esac
+}
+
+# subst CMD host|guest SERVER_SIDE
 subst()
 {
-	local s=$1 dev=$2 gid=$3 me=$4 srv=$5
+	local s=$1
 
-	s=${s//@DEV@/$dev}
-	s=${s//@GID@/$gid}
-	s=${s//@ME@/$me}
-	s=${s//@SRV@/$srv}
+	if [ "$2" = host ]; then
+		s=${s//@DEV@/srd0}
+		s=${s//@GID@/$HGID}
+		s=${s//@GID6@/$HGID6}
+		s=${s//@ME@/$HOST}
+		s=${s//@ME6@/$HOST6}
+		s=${s//@PROBE@/$PROBE}
+	else
+		s=${s//@DEV@/rxe0}
+		s=${s//@GID@/\$RXE_GID}
+		s=${s//@GID6@/\$(rxe_gid $GUEST6)}
+		s=${s//@ME@/$GUEST}
+		s=${s//@ME6@/$GUEST6}
+		s=${s//@PROBE@//share/verbs_probe}
+	fi
+	if [ "$3" = host ]; then
+		s=${s//@SRV@/$HOST}
+		s=${s//@SRV6@/$HOST6}
+	else
+		s=${s//@SRV@/$GUEST}
+		s=${s//@SRV6@/$GUEST6}
+	fi
 	printf '%s' "$s"
 }
 
@@ -381,6 +488,12 @@ figure()
 		# name bytes xfers iters total time Gb/sec usec/xfer
 		awk '$1 == "custom" { printf "%s Gb/s, %s us/xfer (%s x %s)",
 			$7, $8, $2, $3; exit }' "$c"
+		;;
+	probe)
+		# verbs_probe: "probe CASE ROLE ok WHAT", a line per case.
+		awk '$1 == "probe" && $4 == "ok" { n[$3]++ }
+			END { printf "%d cases ok on the client, %d on the server",
+				n["client"], n["server"] }' "$c" "$s"
 		;;
 	cmtime)
 		# step: total ms, max ms, min us, us / conn
@@ -414,8 +527,8 @@ run_case()
 	cap_start "$pcap"
 	if [ "$dir" = rxe-srv ]; then
 		# The guest serves: rxe passive, softrdma active.
-		gs=$(subst "$scmd" rxe0 '$RXE_GID' "$GUEST" "$GUEST")
-		hc=$(subst "$ccmd" srd0 "$HGID" "$HOST" "$GUEST")
+		gs=$(subst "$scmd" guest guest)
+		hc=$(subst "$ccmd" host guest)
 		gcmd "srv $ready $secs $gs"
 		n=$GCMD_N
 		# perftest -R connects twice with nothing to order its second
@@ -449,8 +562,8 @@ run_case()
 		ldd_ok "$hc" || why+="the host client would not load our libraries; "
 	else
 		# The host serves: softrdma passive, rxe active.
-		hs=$(subst "$scmd" srd0 "$HGID" "$HOST" "$HOST")
-		gs=$(subst "$ccmd" rxe0 '$RXE_GID' "$GUEST" "$HOST")
+		hs=$(subst "$scmd" host host)
+		gs=$(subst "$ccmd" guest host)
 		# shellcheck disable=SC2046
 		ip netns exec "$NS" env $(henv) timeout -k 5 $((secs + 30)) $hs \
 			>"$TMP/$tag.server.log" 2>&1 </dev/null &
@@ -503,6 +616,10 @@ run_case()
 		fg=$(figure "$fig" "$TMP/$tag.server.log" "$TMP/$tag.client.log")
 		# Writers: the client sends; its data packets per packet needed.
 		case $name in
+		probe_mtu*)
+			fg+="; largest frame $(tshark -r "$pcap" -T fields -e frame.len 2>/dev/null |
+				sort -n | tail -n 1) B"
+			;;
 		write_bw*)
 			if [ "$dir" = rxe-srv ]; then
 				fg+="; sent $(tx_ratio "$pcap" "$HOST")"
@@ -513,6 +630,10 @@ run_case()
 		esac
 		printf '%-15s %-8s pass  %6ss  %s\n' "$name" "$dir" "$secs_taken" \
 			"$fg" | tee -a "$TMP/report.txt"
+		# verbs_probe's own line per case and side.
+		grep -h '^probe [a-z_0-9]* *[a-z]* *ok ' "$TMP/$tag.client.log" \
+			"$TMP/$tag.server.log" 2>/dev/null | sed 's/^probe /    /' |
+			tee -a "$TMP/report.txt"
 	else
 		FAILED+=("$tag")
 		printf '%-15s %-8s FAIL  %6ss  %s\n' "$name" "$dir" "$secs_taken" "$why" |
@@ -547,12 +668,22 @@ for c in "${CASES[@]}"; do
 	if [ ${#want[@]} -gt 0 ] && ! printf '%s\n' "${want[@]}" | grep -qx "$name"; then
 		continue
 	fi
+	case_env "$name" up
+	if [ "${name%v6}" != "$name" ] && [ "$HGID6" = none ]; then
+		for dir in rxe-srv srd-srv; do
+			FAILED+=("$name.$dir")
+			printf '%-15s %-8s FAIL  %6ss  %s\n' "$name" "$dir" 0 \
+				"no IPv6 GID on srd0" | tee -a "$TMP/report.txt"
+		done
+		continue
+	fi
 	for dir in rxe-srv srd-srv; do
 		ATTEMPT=1
 		while ! run_case "$name" "$ready" "$secs" "$scmd" "$ccmd" "$fig" "$dir"; do
 			ATTEMPT=$((ATTEMPT + 1))
 		done
 	done
+	case_env "$name" down
 done
 gcmd EXIT
 for ((i = 0; i < 300; i++)); do
