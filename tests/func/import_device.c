@@ -104,7 +104,9 @@ static int child(int sock, void *arg)
 	T_OK(ibv_destroy_cq(cq));
 	ibv_unimport_mr(mr);
 	ibv_unimport_pd(pd);
-	/* mine is left to the context: it outlives this process. */
+	/* mine is left to the context, which outlives this process: only
+	 * our own struct goes. */
+	ibv_unimport_pd(mine);
 	T_OK(ibv_close_device(ctx));
 	return 0;
 }
