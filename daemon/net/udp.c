@@ -18,6 +18,9 @@
 #ifndef UDP_GRO
 #define UDP_GRO 104
 #endif
+#ifndef UDP_NO_CHECK6_RX
+#define UDP_NO_CHECK6_RX 102
+#endif
 
 #define RX_CTL_SIZE 256
 #define SOCK_BUF (8 << 20)
@@ -113,6 +116,10 @@ static int open_rx(struct srd_udp *u, uint16_t port)
 		set_int(fd, IPPROTO_IPV6, IPV6_RECVPKTINFO, 1);
 		set_int(fd, IPPROTO_IPV6, IPV6_RECVTCLASS, 1);
 		set_int(fd, IPPROTO_IPV6, IPV6_RECVHOPLIMIT, 1);
+		/* rxe sends a UDP checksum of zero over IPv6 too (its tunnel
+		 * socket computes none; the ICRC covers the packet), which
+		 * the kernel drops for a socket that does not allow it. */
+		set_int(fd, IPPROTO_UDP, UDP_NO_CHECK6_RX, 1);
 	}
 	u->gro =
 		!setsockopt(fd, IPPROTO_UDP, UDP_GRO, &(int){ 1 }, sizeof(int));

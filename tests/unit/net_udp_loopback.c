@@ -8,12 +8,18 @@
  * identification it gives segment k must be k, as the sender's ICRCs
  * assume.  With GRO on, the batch arrives whole and is cut by the gso_size
  * the kernel reports.  Everything sent is also in the capture file, and
- * every captured packet passes icrc.c's whole-packet check.
+ * every captured packet passes icrc.c's whole-packet check.  An IPv6
+ * packet with a UDP checksum of zero, as rdma_rxe sends every packet over
+ * IPv6 (its tunnel socket computes none), is received too: a plain IPv6
+ * UDP socket would have the kernel drop it (RFC 8200) unless it allows
+ * zero checksums (UDP_NO_CHECK6_RX), as rxe's own socket does.
  */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/udp.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "daemon/net/roce.h"
@@ -23,6 +29,9 @@
 
 #ifndef UDP_GRO
 #define UDP_GRO 104
+#endif
+#ifndef UDP_NO_CHECK6_TX
+#define UDP_NO_CHECK6_TX 101
 #endif
 
 #define QPN 0x123
@@ -182,6 +191,47 @@ static void round_v6(struct srd_udp *u)
 	printf("# IPv6: ok\n");
 }
 
+/* What rxe sends over IPv6: a UDP checksum of zero (the ICRC is right). */
+static void round_v6_zero_csum(struct srd_udp *u)
+{
+	struct sockaddr_in6 sa = { .sin6_family = AF_INET6,
+				   .sin6_addr = IN6ADDR_LOOPBACK_INIT };
+	socklen_t salen = sizeof(sa);
+	struct srd_icrc_udp6 f;
+	uint8_t a[200];
+	int fd;
+
+	if (u->family != AF_INET6)
+		return;
+	fd = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	T_ASSERT(fd >= 0);
+	T_EQ(setsockopt(fd, IPPROTO_UDP, UDP_NO_CHECK6_TX, &(int){ 1 },
+			sizeof(int)),
+	     0);
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		printf("# IPv6 loopback unusable here: %s\n", strerror(errno));
+		close(fd);
+		return;
+	}
+	T_EQ(getsockname(fd, (struct sockaddr *)&sa, &salen), 0);
+	memcpy(f.saddr, &sa.sin6_addr, 16);
+	memcpy(f.daddr, &sa.sin6_addr, 16);
+	f.sport = sa.sin6_port;
+	f.dport = htons(u->port);
+	fill_bth(a, sizeof(a), 79);
+	srd_icrc_put(a, sizeof(a), srd_icrc_v6_from_parts(&f, a, sizeof(a)));
+	sa.sin6_port = htons(u->port);
+	ngot = 0;
+	T_EQ(sendto(fd, a, sizeof(a), 0, (struct sockaddr *)&sa, sizeof(sa)),
+	     (ssize_t)sizeof(a));
+	close(fd);
+	receive(u, 1);
+	T_EQ(got[0].len, sizeof(a));
+	T_EQ(got[0].buf[11], 79);
+	T_EQ(srd_icrc_check_v6(&f, got[0].buf, got[0].len), 0);
+	printf("# IPv6 with a zero UDP checksum (as rxe sends): ok\n");
+}
+
 /* Every captured packet checks with the IP header the capture shows. */
 static unsigned int check_capture(const char *path)
 {
@@ -236,6 +286,7 @@ int main(void)
 	if (u.gro)
 		round_v4(&u, true);
 	round_v6(&u);
+	round_v6_zero_csum(&u);
 	rounds = u.gro ? 2 : 1;
 	srd_capture_close(&cap);
 	srd_udp_close(&u);
