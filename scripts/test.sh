@@ -46,9 +46,7 @@ if [ $# -eq 0 ] && [ "${SOFTRDMA_SKIP_SANITIZERS:-0}" != 1 ]; then
 	# started by the library write to /dev/null, so every process logs its
 	# reports under build-tsan/tsan-logs and any report fails the stage.
 	# proto_client_death counts the daemon's mappings, which TSan's own
-	# shadow memory keeps splitting, and mr_stale_pid maps a client's
-	# memory at a fixed address outside TSan's application ranges (so
-	# does odp_stale_pid, built from it): not run here.
+	# shadow memory keeps splitting: not run here.
 	cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=Debug \
 		-DSOFTRDMA_WERROR=ON -DSOFTRDMA_TSAN=ON >/dev/null
 	cmake --build build-tsan -j"$jobs"
@@ -57,7 +55,7 @@ if [ $# -eq 0 ] && [ "${SOFTRDMA_SKIP_SANITIZERS:-0}" != 1 ]; then
 	rc=0
 	TSAN_OPTIONS="suppressions=$PWD/scripts/tsan.supp:log_path=$PWD/build-tsan/tsan-logs/tsan" \
 		ctest --test-dir build-tsan --output-on-failure -j"$jobs" \
-		-L 'unit|func' -E '^(proto_client_death|func\.(mr|odp)_stale_pid.*)$' ||
+		-L 'unit|func' -E '^proto_client_death$' ||
 		rc=$?
 	if compgen -G 'build-tsan/tsan-logs/*' >/dev/null; then
 		cat build-tsan/tsan-logs/*

@@ -33,7 +33,7 @@
 #define B_BYTE 0xbb
 #define W_BYTE 0xcc
 /* Where A's and B's memory lie: the same address in both. */
-#define AT ((void *)0x5a5a00000000ull)
+#define AT T_FIXED_ADDR(0)
 
 struct a_info {
 	pid_t pid;

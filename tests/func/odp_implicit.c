@@ -18,7 +18,7 @@
 
 #define PG 4096
 #define ODP (T_ACCESS_ALL | IBV_ACCESS_ON_DEMAND)
-#define AT ((uint8_t *)0x5a5b00000000ull)
+#define AT T_FIXED_ADDR(2)
 
 static struct t_dev d;
 static struct ibv_mr *imr;

@@ -15,7 +15,7 @@
 
 #define PG 4096
 #define LEN (8 * PG)
-#define AT ((uint8_t *)0x5a5c00000000ull)
+#define AT T_FIXED_ADDR(1)
 
 struct odp_env {
 	struct t_dev d;

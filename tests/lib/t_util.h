@@ -24,6 +24,11 @@
 
 #include "t_assert.h"
 
+/* Fixed addresses for tests that map memory where another process must
+ * find it (k = 0..7, 64 GiB apart): below where mmap() places mappings,
+ * and inside what ASan and TSan both take for application memory. */
+#define T_FIXED_ADDR(k) \
+	((uint8_t *)(uintptr_t)(0x7e9000000000ull + ((uint64_t)(k) << 36)))
 #define T_WAIT_MS 5000	/* longest wait for one completion or event */
 #define T_QUIET_MS 200	/* how long "nothing happens" is watched for */
 #define T_WATCHDOG_S 55 /* the whole test, below the ctest timeout */
