@@ -7,6 +7,7 @@ connection of the test's own to the test's daemon) tells.
 """
 
 import os
+import re
 import socket
 import struct
 import time
@@ -14,7 +15,19 @@ import time
 import t_compat as t
 
 SRD_CMD_HELLO = 1
-SRD_PROTO_VERSION = 2  # common/proto.h
+
+def _proto_version():
+    """SRD_PROTO_VERSION as common/proto.h defines it for this tree."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    path = os.path.join(here, "..", "..", "..", "common", "proto.h")
+    with open(path, encoding="utf-8") as f:
+        m = re.search(r"^#define SRD_PROTO_VERSION (\d+)$", f.read(), re.M)
+    if not m:
+        raise RuntimeError("no SRD_PROTO_VERSION in " + path)
+    return int(m.group(1))
+
+
+SRD_PROTO_VERSION = _proto_version()
 SRD_CMD_CM_STATS = 0x200 + 17
 HDR = struct.Struct("<IIiI")
 STATS = struct.Struct("<6I9Q")
