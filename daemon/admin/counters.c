@@ -3,7 +3,8 @@
  * Counters, as `rdma statistic` shows them: per QP what the transport
  * engine counts; per device the sum over its QPs, what the device counts
  * itself, and the wire's packet and byte counts (daemon/net, when built
- * in).  Names follow rxe's hw counters where the meaning is the same.
+ * in), and its raw packet side (transport/raw.c).  Names follow rxe's hw
+ * counters where the meaning is the same.
  *
  * The per-device sum covers the QPs that exist now plus what destroyed
  * ones had counted (kept with the device), so a port's counters only grow.
@@ -85,6 +86,27 @@ static void emit_tp(struct stat_out *o, const struct srd_tp_counters *c)
 	emit(o, "xrc_srqn_errs", c->xrc_srqn_errs);
 }
 
+/*
+ * The raw packet side of the device: what its packet socket read and
+ * sent, and what the flow rules made of it, over every raw QP it had.
+ * Names as iproute2's rdma shows hw counters; a frame steered to a QP
+ * with no receive posted is mlx5's out_of_buffer.
+ */
+static void emit_raw(const struct srd_device *dev, struct stat_out *o)
+{
+	struct srd_raw_counters rc = link_of_const(dev)->raw_retired;
+
+	if (dev->raw)
+		raw_counters_add(&rc, &dev->raw->cnt);
+	emit(o, "raw_rcvd_pkts", rc.rx_frames);
+	emit(o, "raw_rcvd_unsteered", rc.rx_unsteered);
+	emit(o, "raw_rcvd_roce", rc.rx_roce);
+	emit(o, "raw_out_of_buffer", rc.rx_no_rwqe);
+	emit(o, "raw_rcvd_bad", rc.rx_bad);
+	emit(o, "raw_sent_pkts", rc.tx_frames);
+	emit(o, "raw_sent_drops", rc.tx_drops);
+}
+
 /* The wire's own counters of the device, every one by its name. */
 static void emit_wire(struct srd_daemon *d, const struct srd_device *dev,
 		      struct stat_out *o)
@@ -152,6 +174,7 @@ int cmd_admin_stat_dev(struct srd_client *c, struct srd_req *rq,
 	}
 	emit_tp(&o, &sum);
 	emit(&o, "link_downed", link_of(dev)->link_downed);
+	emit_raw(dev, &o);
 	emit_wire(c->d, dev, &o);
 	rp->len = sizeof(*o.rep) + o.rep->count * sizeof(o.rep->c[0]);
 	return 0;

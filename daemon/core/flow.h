@@ -61,7 +61,7 @@ struct srd_flow {
 
 /* Frames the device's raw side saw and what became of them. */
 struct srd_raw_counters {
-	uint64_t rx_frames;    /* read from the interface */
+	uint64_t rx_frames;    /* arrived on the interface */
 	uint64_t rx_unsteered; /* no rule took it */
 	uint64_t rx_roce;      /* RoCE v2 frames left to the RoCE path */
 	uint64_t rx_no_rwqe;   /* steered to a QP without a receive posted */
@@ -95,11 +95,12 @@ bool flow_key_is_roce(const struct srd_flow_key *k, uint16_t roce_port);
  * the MC_DEFAULT rules for a multicast frame, else ALL_DEFAULT; SNIFFER
  * rules always.  outgoing: a frame sent on the interface (sniffers
  * only); roce: one the RoCE path owns (sniffers only).  Returns how many
- * QPs were written to out (at most max).
+ * QPs were written to out (at most max); *steered: how many of them are
+ * there by a rule other than a sniffer's.
  */
 uint32_t flow_steer(struct srd_raw_port *rp, const struct srd_flow_key *k,
-		    bool outgoing, bool roce, struct srd_qp **out,
-		    uint32_t max);
+		    bool outgoing, bool roce, struct srd_qp **out, uint32_t max,
+		    uint32_t *steered);
 /* Destroy the rules steering to qp (the QP goes). */
 void flow_qp_gone(struct srd_qp *qp);
 /* Destroy every rule c holds. */
@@ -115,5 +116,8 @@ void raw_port_put(struct srd_device *dev);
 uint32_t raw_max_frame(const struct srd_device *dev);
 /* Can this daemon open packet sockets at all (CAP_NET_RAW)? */
 bool raw_supported(void);
+/* sum += c, counter by counter. */
+void raw_counters_add(struct srd_raw_counters *sum,
+		      const struct srd_raw_counters *c);
 
 #endif

@@ -16,6 +16,7 @@
 #include <stdio.h>
 
 #include "daemon/core/core.h"
+#include "daemon/core/flow.h"
 
 /* What the daemon keeps about a device beyond struct srd_device.  Every
  * device is made by device_create(), so every device is one of these. */
@@ -32,6 +33,8 @@ struct srd_link {
 	struct srd_daemon *d;
 	/* What destroyed QPs counted: port counters never go back. */
 	struct srd_tp_counters retired;
+	/* What the raw side counted before its last raw QP went. */
+	struct srd_raw_counters raw_retired;
 };
 
 static inline struct srd_link *link_of(struct srd_device *dev)

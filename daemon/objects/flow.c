@@ -140,7 +140,8 @@ static uint32_t add_type(struct srd_raw_port *rp, uint8_t type,
 }
 
 uint32_t flow_steer(struct srd_raw_port *rp, const struct srd_flow_key *k,
-		    bool outgoing, bool roce, struct srd_qp **out, uint32_t max)
+		    bool outgoing, bool roce, struct srd_qp **out, uint32_t max,
+		    uint32_t *steered)
 {
 	bool trapped = false, any = false;
 	uint16_t trap_prio = 0;
@@ -172,6 +173,7 @@ uint32_t flow_steer(struct srd_raw_port *rp, const struct srd_flow_key *k,
 			n = add_type(rp, IBV_FLOW_ATTR_ALL_DEFAULT, k, out, n,
 				     max, &any);
 	}
+	*steered = n;
 	return add_type(rp, IBV_FLOW_ATTR_SNIFFER, k, out, n, max, &any);
 }
 

@@ -138,6 +138,18 @@ int raw_port_get(struct srd_device *dev)
 	return 0;
 }
 
+void raw_counters_add(struct srd_raw_counters *sum,
+		      const struct srd_raw_counters *c)
+{
+	sum->rx_frames += c->rx_frames;
+	sum->rx_unsteered += c->rx_unsteered;
+	sum->rx_roce += c->rx_roce;
+	sum->rx_no_rwqe += c->rx_no_rwqe;
+	sum->rx_bad += c->rx_bad;
+	sum->tx_frames += c->tx_frames;
+	sum->tx_drops += c->tx_drops;
+}
+
 void raw_port_put(struct srd_device *dev)
 {
 	struct srd_raw_port *rp = dev->raw;
@@ -154,6 +166,8 @@ void raw_port_put(struct srd_device *dev)
 		(unsigned long long)rp->cnt.rx_bad,
 		(unsigned long long)rp->cnt.tx_frames,
 		(unsigned long long)rp->cnt.tx_drops);
+	/* The port's counters outlive its packet socket. */
+	raw_counters_add(&link_of(dev)->raw_retired, &rp->cnt);
 	loop_del_fd(link_of(dev)->d, rp->fd);
 	close(rp->fd);
 	free(rp);
@@ -209,7 +223,7 @@ static void raw_steer(struct srd_engine *e, struct srd_raw_port *rp,
 	struct srd_qp *to[RAW_MAX_TARGETS];
 	struct srd_flow_key k;
 	uint16_t roce_port = e->wire && e->wire->udp ? e->wire->udp->port : 0;
-	uint32_t n;
+	uint32_t n, steered;
 	bool roce;
 
 	if (!flow_key_of(frame, len, &k)) {
@@ -217,10 +231,11 @@ static void raw_steer(struct srd_engine *e, struct srd_raw_port *rp,
 		return;
 	}
 	roce = flow_key_is_roce(&k, roce_port);
-	n = flow_steer(rp, &k, outgoing, roce, to, RAW_MAX_TARGETS);
+	n = flow_steer(rp, &k, outgoing, roce, to, RAW_MAX_TARGETS, &steered);
+	/* A sniffer's copy steers nothing: the frame is still unsteered. */
 	if (!outgoing && roce)
 		rp->cnt.rx_roce++;
-	else if (!outgoing && !n)
+	else if (!outgoing && !steered)
 		rp->cnt.rx_unsteered++;
 	for (uint32_t i = 0; i < n; i++)
 		if (to[i]->tp)
@@ -249,12 +264,15 @@ static int raw_read(struct srd_raw_port *rp, uint8_t **frame, bool *outgoing)
 
 	if (n < 0)
 		return errno == EINTR ? -1 : 0;
-	rp->cnt.rx_frames++;
+	/* Frames leaving the interface come too (the sniffers' share);
+	 * only arriving ones count as received. */
+	*outgoing = sll.sll_pkttype == PACKET_OUTGOING;
+	if (!*outgoing)
+		rp->cnt.rx_frames++;
 	if ((size_t)n > RAW_BUF || n < SRD_ETH_HLEN) {
 		rp->cnt.rx_bad++;
 		return -1;
 	}
-	*outgoing = sll.sll_pkttype == PACKET_OUTGOING;
 	for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c)) {
 		struct tpacket_auxdata aux;
 		uint16_t tpid, tci;
