@@ -335,6 +335,8 @@ static enum resp_state check_op_valid(struct resp_ctx *c)
 		return RS_ERR_INV_REQ;
 	if (c->ud && c->pkt->deth.qkey != qp->attr.qkey) {
 		tp->cnt.qkey_drops++;
+		if (qp->dev && qp->dev->port.qkey_viol < 0xffff)
+			qp->dev->port.qkey_viol++;
 		return RS_DONE;
 	}
 	return RS_CHECK_RESOURCE;
