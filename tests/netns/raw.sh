@@ -21,9 +21,6 @@ ns_setup 2
 # sees what the interface carries).
 ns_no_gso 1 2
 
-# Frames raw_peer sends, those no rule of host 2 takes.
-NFRAMES=13
-NUNSTEERED=5
 port=$((20000 + RANDOM % 20000))
 mac1=$(ns_exec 1 cat /sys/class/net/veth1/address)
 mac2=$(ns_exec 2 cat /sys/class/net/veth2/address)
@@ -53,6 +50,9 @@ grep -q '^sent' "$NS_TMP/raw.send.log" || {
 	cat "$NS_TMP/raw.send.log"
 	ns_fail "host 1's raw QP did not send"
 }
+# The frames raw_peer sent, and those no rule of host 2 takes.
+NFRAMES=$(sed -n 's/^sent \([0-9]*\),.*/\1/p' "$NS_TMP/raw.send.log")
+NUNSTEERED=$(sed -n 's/^sent .*, \([0-9]*\) for no rule/\1/p' "$NS_TMP/raw.send.log")
 
 # RoCE on the same devices while both have raw QPs and a sniffer.
 g1=$(ns_gid 1 v4)
