@@ -71,7 +71,9 @@ struct srd_port {
 	union ibv_gid gid[SRD_MAX_GIDS];
 	bool gid_valid[SRD_MAX_GIDS];
 	uint32_t gid_count;
-	/* PortInfo's Q_Key violations: 16 bits, stopping at 0xffff. */
+	/* PortInfo's P_Key and Q_Key violations: 16 bits, stopping at
+	 * 0xffff. */
+	uint32_t bad_pkey;
 	uint32_t qkey_viol;
 };
 

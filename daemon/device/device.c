@@ -91,15 +91,16 @@ static void fill_attr(struct srd_device *dev)
 	/* Only what is implemented: no APM, no SRQ resize; XRC.  Memory windows
 	 * of type 1 and 2B (QP and PD checked) and the extensions user
 	 * space can reach (local invalidate, send with invalidate), as rxe
-	 * and ConnectX report them.  As rxe: Q_Key violations are counted
-	 * (the port's qkey_viol_cntr) and an AH's port must be the one
+	 * and ConnectX report them.  As rxe: P_Key and Q_Key violations
+	 * are counted (the port's bad_pkey_cntr, qkey_viol_cntr) and an AH's port must be the one
 	 * port (ah_attr_check). */
 	a->device_cap_flags =
 		IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_SYS_IMAGE_GUID |
 		IBV_DEVICE_PORT_ACTIVE_EVENT | IBV_DEVICE_CURR_QP_STATE_MOD |
 		IBV_DEVICE_MEM_WINDOW | IBV_DEVICE_MEM_MGT_EXTENSIONS |
 		IBV_DEVICE_MEM_WINDOW_TYPE_2B | IBV_DEVICE_XRC |
-		IBV_DEVICE_BAD_QKEY_CNTR | IBV_DEVICE_UD_AV_PORT_ENFORCE;
+		IBV_DEVICE_BAD_PKEY_CNTR | IBV_DEVICE_BAD_QKEY_CNTR |
+		IBV_DEVICE_UD_AV_PORT_ENFORCE;
 	/* Raw packet QPs and their flow rules, where this daemon may open
 	 * packet sockets (transport/raw.c). */
 	if (raw_supported())

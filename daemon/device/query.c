@@ -41,7 +41,9 @@ int cmd_query_port(struct srd_client *c, struct srd_req *rq, struct srd_rep *rp)
 	a->gid_tbl_len = SRD_MAX_GIDS;
 	a->port_cap_flags = IBV_PORT_CM_SUP;
 	a->max_msg_sz = 0x80000000; /* SRD_MAX_MSG_SZ, what the engine takes */
-	a->bad_pkey_cntr = 0;
+	/* Packets dropped for their P_Key (wire_deliver): the port's
+	 * IBV_DEVICE_BAD_PKEY_CNTR. */
+	a->bad_pkey_cntr = p->bad_pkey;
 	/* UD datagrams dropped for their Q_Key (responder.c), as rxe
 	 * counts them: IBV_DEVICE_BAD_QKEY_CNTR. */
 	a->qkey_viol_cntr = p->qkey_viol;

@@ -9,6 +9,7 @@
 #define SOFTRDMA_COMMON_ROCE_H
 
 #include <assert.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -36,6 +37,14 @@ static inline uint8_t roce_ud_wc_sl(const uint8_t sgid[16])
 }
 #define ROCE_QPN_MASK 0xffffffu
 #define ROCE_DEFAULT_PKEY 0xffff
+/* Does a packet's P_Key match the port's one, the full-member default?
+ * As IBA's rule (and rxe's pkey_match): the same 15-bit partition, either
+ * side a full member, so a limited member of the default partition
+ * (0x7fff) matches too. */
+static inline bool roce_pkey_ok(uint16_t pkey)
+{
+	return (pkey & 0x7fff) == (ROCE_DEFAULT_PKEY & 0x7fff);
+}
 /* The GSI QP's well-known Q_Key (IBTA 10.2.4). */
 #define ROCE_GSI_QKEY 0x80010000u
 

@@ -111,10 +111,13 @@ struct srd_device *wire_dev_for(struct srd_daemon *d, const uint8_t gid[16],
 /*
  * Hand a packet (pkt->dst_dev set) to its QP as a network would: the QP
  * must exist on that device, its type match the opcode's transport, the
- * P_Key be the default, and an RC/UC QP's path lead to the source GID.
- * 0, -ENOENT (no such QP) or -EPERM (refused).
+ * P_Key match the default (roce_pkey_ok), and an RC/UC QP's path lead to
+ * the source GID.  0, -ENOENT (no such QP) or -EPERM (refused).
  */
 int wire_deliver(struct srd_engine *e, struct srd_pkt *pkt);
+/* A packet for dev whose P_Key does not match: the port's bad_pkey_cntr
+ * (16 bits: it stops at 0xffff). */
+void wire_bad_pkey(struct srd_device *dev);
 /* wire_deliver(), counting what could not be delivered in c (if any):
  * rx_unknown_qp for a QP that is not there, rx_drops otherwise. */
 int wire_deliver_counted(struct srd_engine *e, struct srd_pkt *pkt,

@@ -100,8 +100,11 @@ int wire_mcast_deliver(struct srd_engine *e, struct srd_pkt *pkt)
 
 	if (!g)
 		return -ENOENT;
-	if (srd_op_transport(pkt->opcode) != ROCE_TR_UD ||
-	    pkt->pkey != ROCE_DEFAULT_PKEY)
+	if (!roce_pkey_ok(pkt->pkey)) {
+		wire_bad_pkey(pkt->dst_dev);
+		return -EPERM;
+	}
+	if (srd_op_transport(pkt->opcode) != ROCE_TR_UD)
 		return -EPERM;
 	/* Each member reads the payload from the same place: a copy of
 	 * the packet each, so one's progress is not another's. */

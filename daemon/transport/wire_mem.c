@@ -79,6 +79,12 @@ static bool type_matches(uint8_t opcode, enum ibv_qp_type type)
 	}
 }
 
+void wire_bad_pkey(struct srd_device *dev)
+{
+	if (dev && dev->port.bad_pkey < 0xffff)
+		dev->port.bad_pkey++;
+}
+
 int wire_deliver(struct srd_engine *e, struct srd_pkt *pkt)
 {
 	struct srd_qp *dst;
@@ -91,8 +97,12 @@ int wire_deliver(struct srd_engine *e, struct srd_pkt *pkt)
 	dst = pkt->qpn == 1 ? pkt->dst_dev->gsi : qp_lookup_num(e->d, pkt->qpn);
 	if (!dst || dst->dev != pkt->dst_dev || !dst->tp)
 		return -ENOENT;
+	if (!roce_pkey_ok(pkt->pkey)) {
+		wire_bad_pkey(pkt->dst_dev);
+		dst->tp->cnt.rx_drops += pkt->npkts;
+		return -EPERM;
+	}
 	if (!type_matches(pkt->opcode, dst->type) ||
-	    pkt->pkey != ROCE_DEFAULT_PKEY ||
 	    (dst->type != IBV_QPT_UD &&
 	     memcmp(dst->attr.ah_attr.grh.dgid.raw, pkt->sgid.raw,
 		    sizeof(pkt->sgid.raw)))) {

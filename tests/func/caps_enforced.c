@@ -2,7 +2,8 @@
 /*
  * What the device reports is what the daemon does (docs/caps.md): each
  * limit of ibv_query_device and ibv_query_port is accepted and one past
- * it refused, and the flags hold: BAD_QKEY_CNTR (UD datagrams with a
+ * it refused, and the flags hold: BAD_PKEY_CNTR (unit.engine_pkey),
+ * BAD_QKEY_CNTR (UD datagrams with a
  * wrong Q_Key count in the port's qkey_viol_cntr), UD_AV_PORT_ENFORCE
  * (an AH for another port is EINVAL), no SRQ_RESIZE (IBV_SRQ_MAX_WR is
  * EINVAL).
@@ -33,6 +34,7 @@ static void qkey_counter(void)
 	uint64_t end;
 
 	T_ASSERT(d.attr.device_cap_flags & IBV_DEVICE_BAD_QKEY_CNTR);
+	T_ASSERT(d.attr.device_cap_flags & IBV_DEVICE_BAD_PKEY_CNTR);
 	t_pair_create(&d, &p, IBV_QPT_UD, NULL, NULL);
 	t_buf_alloc(&d, &s, 64, T_ACCESS_ALL);
 	t_buf_alloc(&d, &r, 64 + 40, T_ACCESS_ALL);

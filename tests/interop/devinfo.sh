@@ -191,7 +191,7 @@ SAME="max_mr_size page_size_cap max_sge max_sge_rd max_cqe max_qp_rd_atom
 	link_layer port_cap_flags port_cap_flags2 max_vl_num pkey_tbl_len
 	phys_state transport"
 # Flags both report.
-FLAGS="BAD_QKEY_CNTR UD_AV_PORT_ENFORCE PORT_ACTIVE_EVENT SYS_IMAGE_GUID
+FLAGS="BAD_PKEY_CNTR BAD_QKEY_CNTR UD_AV_PORT_ENFORCE PORT_ACTIVE_EVENT SYS_IMAGE_GUID
 	RC_RNR_NAK_GEN MEM_WINDOW MEM_MGT_EXTENSIONS MEM_WINDOW_TYPE_2B"
 bad=()
 for f in $SAME; do
