@@ -10,7 +10,8 @@ the client against 127.0.0.1.  Both must exit 0 and print no error; the
 client's result table must have one row per size (every size 2 B to
 8 MiB with -a, capped at the MTU for UD; 8 B for atomics; -s SIZE
 otherwise), each with the requested iteration count and positive,
-finite figures.  The whole perftest output goes into the test log.
+finite figures.  With --odp, every MR either process holds in the daemon
+is ON_DEMAND.  The whole perftest output goes into the test log.
 """
 
 import argparse
@@ -131,6 +132,9 @@ def run_pair(h, args):
                      h.libdir)
     port = str(t.free_port())
     base = [binary, "-d", "softrdma0", "-x", "0", "-p", port]
+    watch = t.MrWatch(h) if "--odp" in opts else None
+    if watch:
+        watch.start()
     server = h.start("server", base + opts)
     if "-R" in opts:
         # It listens through RDMA CM, not on a TCP port.
@@ -144,6 +148,8 @@ def run_pair(h, args):
     client = h.start("client", base + opts + ["127.0.0.1"])
     client.wait(args.timeout)
     server.wait(15 if client.rc == 0 else 2)
+    if watch:
+        watch.stop()
     for p in (server, client):
         h.show(p)
     for p in (server, client):
@@ -157,6 +163,8 @@ def run_pair(h, args):
             raise t.TestFailure("%s printed an error (%r)" %
                                 (p.tag, bad.group(0)))
     check_rows(client, binary, opts)
+    if watch:
+        watch.check_odp((server, client))
 
 
 def main():

@@ -16,6 +16,7 @@ perftest, qperf) on softrdma:
 Exit codes: 0 pass, 1 fail, 77 skip.
 """
 
+import json
 import os
 import re
 import shutil
@@ -24,6 +25,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 PASS, FAIL, SKIP = 0, 1, 77
@@ -333,6 +335,88 @@ class Harness:
             p.close()
         self.kill_daemon()
         shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+ACCESS_ON_DEMAND = 0x40  # IBV_ACCESS_ON_DEMAND
+
+
+class MrWatch:
+    """The MRs the test's daemon holds, polled while clients run.
+
+    "softrdma -d -j resource show mr" (the daemon's own table, as rdma
+    resource shows the kernel's) every 50 ms from start() to stop():
+    mrs[pid] is the set of (access, length, addr) that pid ever held.
+    """
+
+    def __init__(self, h):
+        self.h = h
+        self.admin = os.path.join(os.path.dirname(h.daemon), "softrdma")
+        self.mrs = {}
+        self._stop = threading.Event()
+        self._thread = None
+        self.error = None
+
+    def poll(self):
+        r = subprocess.run([self.admin, "-n", "-d", "-j", "resource",
+                            "show", "mr"], env=self.h.env,
+                           capture_output=True, text=True, timeout=30)
+        if r.returncode != 0:
+            # Before the first client the daemon may not run yet.
+            return
+        try:
+            rows = json.loads(r.stdout or "[]")
+        except ValueError as e:
+            self.error = "resource show mr: %s (%r)" % (e, r.stdout)
+            return
+        for m in rows:
+            key = (int(m["access"], 16), int(m["mrlen"]),
+                   int(m["addr"], 16))
+            self.mrs.setdefault(int(m["pid"]), set()).add(key)
+
+    def wait_for(self, pid, timeout=30):
+        """Poll until the daemon shows an MR of pid."""
+        deadline = time.monotonic() + timeout
+        while pid not in self.mrs and time.monotonic() < deadline:
+            self.poll()
+            if pid not in self.mrs:
+                time.sleep(0.02)
+        return pid in self.mrs
+
+    def _run(self):
+        while not self._stop.is_set():
+            self.poll()
+            self._stop.wait(0.05)
+
+    def start(self):
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def stop(self):
+        self._stop.set()
+        if self._thread:
+            self._thread.join(60)
+
+    def check_odp(self, procs, implicit=False):
+        """Every MR each of procs held was ODP (implicit: over the whole
+        address space, addr 0 and length 2^64-1), and each held one."""
+        if self.error:
+            raise TestFailure(self.error)
+        for p in procs:
+            mrs = self.mrs.get(p.pid)
+            if not mrs:
+                raise TestFailure("%s: the daemon never showed an MR of "
+                                  "pid %d" % (p.tag, p.pid))
+            for access, length, addr in sorted(mrs):
+                if not access & ACCESS_ON_DEMAND:
+                    raise TestFailure("%s: MR of %d B at 0x%x, access 0x%x:"
+                                      " not ON_DEMAND" % (p.tag, length,
+                                                          addr, access))
+                if implicit and (length != (1 << 64) - 1 or addr != 0):
+                    raise TestFailure("%s: MR of %d B at 0x%x: not the "
+                                      "implicit one" % (p.tag, length,
+                                                        addr))
+            log("%s: MRs %s" % (p.tag, ", ".join(
+                "access 0x%x %d B at 0x%x" % m for m in sorted(mrs))))
 
 
 def main(name, body):
