@@ -27,6 +27,7 @@ struct bench_opts {
 	const char *dev;
 	bool json;
 	bool quick;
+	bool odp; /* on-demand paging MRs on both sides */
 };
 
 struct bench_res {
@@ -58,6 +59,8 @@ static void bench_usage(const char *argv0)
 	printf("  -d, --ib-dev=<dev>   use device <dev> (default first "
 	       "device found)\n");
 	printf("  -j, --json           machine-readable output\n");
+	printf("  -o, --odp            register both buffers as ODP MRs "
+	       "(IBV_ACCESS_ON_DEMAND)\n");
 	printf("  -q, --quick          a short run (a few seconds)\n");
 	printf("  -h, --help           print this help\n");
 }
@@ -67,6 +70,7 @@ static int bench_parse(int argc, char *argv[], struct bench_opts *o)
 	static const struct option longopts[] = {
 		{ .name = "ib-dev", .has_arg = 1, .val = 'd' },
 		{ .name = "json", .has_arg = 0, .val = 'j' },
+		{ .name = "odp", .has_arg = 0, .val = 'o' },
 		{ .name = "quick", .has_arg = 0, .val = 'q' },
 		{ .name = "help", .has_arg = 0, .val = 'h' },
 		{}
@@ -74,13 +78,16 @@ static int bench_parse(int argc, char *argv[], struct bench_opts *o)
 	int c;
 
 	memset(o, 0, sizeof(*o));
-	while ((c = getopt_long(argc, argv, "d:jqh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "d:joqh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
 			o->dev = optarg;
 			break;
 		case 'j':
 			o->json = true;
+			break;
+		case 'o':
+			o->odp = true;
 			break;
 		case 'q':
 			o->quick = true;
@@ -98,6 +105,11 @@ static int bench_parse(int argc, char *argv[], struct bench_opts *o)
 		return 1;
 	}
 	return 0;
+}
+
+static int bench_mr_access(const struct bench_opts *o)
+{
+	return o->odp ? IBV_ACCESS_ON_DEMAND : 0;
 }
 
 static int bench_lat(struct rcp *p, bool write, unsigned int iters, double *med,
@@ -140,7 +152,7 @@ static int bench_rdma_parent(struct rcp *p, int sock,
 	uint64_t bw_total = o->quick ? 256 * MIB : 2048 * MIB;
 	int ret;
 
-	ret = rcp_open(p, sock, o->dev, MIB);
+	ret = rcp_open(p, sock, o->dev, MIB, bench_mr_access(o));
 	if (ret)
 		return ret;
 	snprintf(r->dev, sizeof(r->dev), "%s",
@@ -189,7 +201,7 @@ static void bench_rdma(const struct bench_opts *o, struct bench_res *r)
 	}
 	if (!pid) {
 		close(sv[0]);
-		ret = rcp_open(&p, sv[1], o->dev, MIB);
+		ret = rcp_open(&p, sv[1], o->dev, MIB, bench_mr_access(o));
 		if (!ret)
 			ret = rcp_serve(&p);
 		if (ret)
@@ -255,9 +267,9 @@ static void bench_text(const struct bench_opts *o, const struct bench_res *r,
 {
 	char note[96];
 
-	printf("softrdma-bench: %s, %ld CPUs online%s\n",
+	printf("softrdma-bench: %s, %ld CPUs online%s%s\n",
 	       r->dev[0] ? r->dev : "(no device)", ncpu,
-	       o->quick ? ", quick run" : "");
+	       o->quick ? ", quick run" : "", o->odp ? ", ODP MRs" : "");
 	if (r->yields)
 		printf("note: fewer than 3 CPUs for two busy-polling processes "
 		       "and softrdmad:\n      the polling loops yield the CPU "
@@ -338,6 +350,7 @@ static void bench_json(const struct bench_opts *o, const struct bench_res *r,
 	printf("{\n  \"device\": \"%s\",\n", r->dev);
 	printf("  \"cpus_online\": %ld,\n", ncpu);
 	printf("  \"quick\": %s,\n", o->quick ? "true" : "false");
+	printf("  \"odp\": %s,\n", o->odp ? "true" : "false");
 	printf("  \"polling_yields\": %s,\n", r->yields ? "true" : "false");
 	printf("  \"rdma_ok\": %s,\n", r->rdma_ok ? "true" : "false");
 	if (!r->rdma_ok) {

@@ -92,7 +92,7 @@ static int demo_child(int sock, const struct demo_opts *o)
 	struct rcp p;
 	int ret;
 
-	ret = rcp_open(&p, sock, o->dev, DEMO_BW_MAX);
+	ret = rcp_open(&p, sock, o->dev, DEMO_BW_MAX, 0);
 	if (!ret)
 		ret = rcp_serve(&p);
 	if (ret)
@@ -150,7 +150,7 @@ static int demo_parent(int sock, pid_t child, const struct demo_opts *o)
 	struct rcp p;
 	int ret;
 
-	ret = rcp_open(&p, sock, o->dev, DEMO_BW_MAX);
+	ret = rcp_open(&p, sock, o->dev, DEMO_BW_MAX, 0);
 	if (ret)
 		goto out;
 	inet_ntop(AF_INET6, p.local.gid.raw, lgid, sizeof(lgid));

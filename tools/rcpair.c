@@ -203,7 +203,7 @@ static int rcp_create(struct rcp *p)
 		.qp_type = IBV_QPT_RC,
 	};
 	int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-		     IBV_ACCESS_REMOTE_READ;
+		     IBV_ACCESS_REMOTE_READ | p->mr_access;
 
 	p->pd = ibv_alloc_pd(p->ctx);
 	if (!p->pd)
@@ -307,7 +307,8 @@ static int rcp_barrier(struct rcp *p)
 	return ret ? ret : rcp_sock_recv(p, &c, 1);
 }
 
-int rcp_open(struct rcp *p, int sock, const char *devname, size_t bw_max)
+int rcp_open(struct rcp *p, int sock, const char *devname, size_t bw_max,
+	     int mr_access)
 {
 	struct ibv_device **list;
 	struct ibv_device *dev;
@@ -318,6 +319,7 @@ int rcp_open(struct rcp *p, int sock, const char *devname, size_t bw_max)
 	memset(p, 0, sizeof(*p));
 	p->sock = sock;
 	p->bw_max = bw_max;
+	p->mr_access = mr_access;
 	p->yield = rcp_cpus() < 3;
 	p->buf_size = RCP_BW_OFF + ((bw_max + 4095) & ~(size_t)4095);
 	p->buf = mmap(NULL, p->buf_size, PROT_READ | PROT_WRITE,

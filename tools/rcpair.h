@@ -35,6 +35,7 @@ struct rcp {
 	char *buf;
 	size_t buf_size;
 	size_t bw_max;
+	int mr_access; /* added to the MR's access flags */
 	uint32_t max_inline;
 	/* Yield while busy-polling: set when the two processes and the
 	 * daemon cannot each have a CPU. */
@@ -47,10 +48,12 @@ struct rcp {
 };
 
 /* Opens the device (NULL: the first), creates an RC QP with a buffer
- * whose bandwidth area is bw_max bytes, exchanges addresses over sock and
- * brings the QP to RTS.  Both sides call it.  0 or a negative errno, with
- * the reason in p->err. */
-int rcp_open(struct rcp *p, int sock, const char *devname, size_t bw_max);
+ * whose bandwidth area is bw_max bytes, registered with mr_access on top
+ * of local write and remote read and write (IBV_ACCESS_ON_DEMAND: an ODP
+ * MR), exchanges addresses over sock and brings the QP to RTS.  Both
+ * sides call it.  0 or a negative errno, with the reason in p->err. */
+int rcp_open(struct rcp *p, int sock, const char *devname, size_t bw_max,
+	     int mr_access);
 void rcp_close(struct rcp *p);
 
 /* CPUs this process may run on. */
