@@ -10,7 +10,6 @@
  */
 #include <errno.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include "t_util.h"
@@ -21,41 +20,6 @@ struct msg {
 	uint32_t pd_handle, mr_handle, lkey, new_pd;
 	uint64_t addr;
 };
-
-static void send_fd(int sock, int fd, const struct msg *m)
-{
-	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
-	struct iovec iov = { .iov_base = (void *)m, .iov_len = sizeof(*m) };
-	struct msghdr mh = { .msg_iov = &iov,
-			     .msg_iovlen = 1,
-			     .msg_control = cbuf,
-			     .msg_controllen = sizeof(cbuf) };
-	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
-
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &fd, sizeof(int));
-	T_EQ(sendmsg(sock, &mh, 0), (ssize_t)sizeof(*m));
-}
-
-static int recv_fd(int sock, struct msg *m)
-{
-	char cbuf[CMSG_SPACE(sizeof(int))];
-	struct iovec iov = { .iov_base = m, .iov_len = sizeof(*m) };
-	struct msghdr mh = { .msg_iov = &iov,
-			     .msg_iovlen = 1,
-			     .msg_control = cbuf,
-			     .msg_controllen = sizeof(cbuf) };
-	struct cmsghdr *c;
-	int fd;
-
-	T_EQ(recvmsg(sock, &mh, MSG_WAITALL), (ssize_t)sizeof(*m));
-	c = CMSG_FIRSTHDR(&mh);
-	T_ASSERT(c && c->cmsg_type == SCM_RIGHTS);
-	memcpy(&fd, CMSG_DATA(c), sizeof(int));
-	return fd;
-}
 
 static int child(int sock, void *arg)
 {
@@ -70,7 +34,7 @@ static int child(int sock, void *arg)
 	struct ibv_wc wc;
 	struct t_dev d = { 0 };
 	struct msg m;
-	int fd = recv_fd(sock, &m);
+	int fd = t_sock_recv_fd(sock, &m, sizeof(m));
 
 	(void)arg;
 	ctx = T_NONNULL(ibv_import_device(fd));
@@ -133,7 +97,7 @@ int main(void)
 	m.addr = (uintptr_t)b.p;
 	fd = dup(d.ctx->cmd_fd);
 	T_ASSERT(fd >= 0);
-	send_fd(c.fd, fd, &m);
+	t_sock_send_fd(c.fd, fd, &m, sizeof(m));
 	close(fd);
 	t_sock_recv(c.fd, &m, sizeof(m));
 	/* The child's WRITE went through our MR into our memory. */

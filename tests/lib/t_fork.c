@@ -114,3 +114,43 @@ void t_sock_sync(int fd)
 	if (b != 0x5a)
 		T_FAIL("sync byte %#x from peer, expected 0x5a", b);
 }
+
+void t_sock_send_fd(int sock, int fd, const void *buf, size_t len)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+	struct msghdr mh = { .msg_iov = &iov,
+			     .msg_iovlen = 1,
+			     .msg_control = cbuf,
+			     .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	if (sendmsg(sock, &mh, MSG_NOSIGNAL) != (ssize_t)len)
+		T_FAIL("sendmsg with a descriptor: %s", strerror(errno));
+}
+
+int t_sock_recv_fd(int sock, void *buf, size_t len)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { .iov_base = buf, .iov_len = len };
+	struct msghdr mh = { .msg_iov = &iov,
+			     .msg_iovlen = 1,
+			     .msg_control = cbuf,
+			     .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *c;
+	int fd;
+
+	if (!t_fd_readable(sock, 2 * T_WAIT_MS))
+		T_FAIL("peer sent nothing within %d ms", 2 * T_WAIT_MS);
+	if (recvmsg(sock, &mh, MSG_WAITALL | MSG_CMSG_CLOEXEC) != (ssize_t)len)
+		T_FAIL("recvmsg with a descriptor: %s", strerror(errno));
+	c = CMSG_FIRSTHDR(&mh);
+	if (!c || c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+		T_FAIL("the peer's message carried no descriptor");
+	memcpy(&fd, CMSG_DATA(c), sizeof(int));
+	return fd;
+}

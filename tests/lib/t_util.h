@@ -297,6 +297,10 @@ void t_sock_send(int fd, const void *buf, size_t len);
 void t_sock_recv(int fd, void *buf, size_t len);
 /* Both sides call it: returns when the other side has called it too. */
 void t_sock_sync(int fd);
+/* A message of len bytes with a descriptor (SCM_RIGHTS) beside it; the
+ * receiver gets the descriptor (close-on-exec) or fails the test. */
+void t_sock_send_fd(int sock, int fd, const void *buf, size_t len);
+int t_sock_recv_fd(int sock, void *buf, size_t len);
 
 /* A system user of that name, made if missing (root; skips otherwise). */
 uid_t t_user(const char *name);
