@@ -12,9 +12,23 @@
  *   - rdma_reject_ece: REJECTED with status 35 and the private data;
  *   - the errnos of bad arguments, and EINVAL on ids that have a QP
  *     (their options belong to the provider);
- *   - ids with QPs librdmacm made: the provider has no ECE, so the
- *     REQ carries none, and the connection is made as before.
+ *   - QPs of the application's own, as rdma_set_local_ece(3) has it: the
+ *     client sets options on its QP (ibv_set_ece), passes what
+ *     ibv_query_ece reads to rdma_set_local_ece, and rdma_connect's REQ
+ *     carries them; the server sets the REQ's options on its QP and reads
+ *     them there with ibv_query_ece, answers with a subset the same way,
+ *     and the client's QP ends with the server's answer;
+ *   - a server QP librdmacm makes after CONNECT_REQUEST: librdmacm sets
+ *     the REQ's options on it (ibv_query_ece reads them) and the REP
+ *     echoes them; from another vendor, the QP gets no options and the
+ *     REP echoes that vendor with none;
+ *   - QPs librdmacm made on both sides: the REQ carries the client QP's
+ *     options as ibv_query_ece gave them when rdma_create_qp made it
+ *     (rdma-core takes them there: an ibv_set_ece after rdma_create_qp
+ *     is not in the REQ), the server's QP reads them, and the client's
+ *     QP ends with what the REP said.
  */
+#include "common/proto.h"
 #include "daemon/cm/cm_mad.h"
 #include "t_cm.h"
 
@@ -175,6 +189,189 @@ static void exchange(struct rdma_event_channel *pch,
 	T_EQ(rdma_destroy_id(server), 0);
 }
 
+static uint32_t dev_vendor(struct rdma_cm_id *id)
+{
+	struct ibv_device_attr a;
+
+	T_OK(ibv_query_device(id->verbs, &a));
+	return a.vendor_id;
+}
+
+static void qp_ece_set(struct ibv_qp *qp, uint32_t vendor, uint32_t opts)
+{
+	struct ibv_ece ece = { .vendor_id = vendor, .options = opts };
+
+	T_OK(ibv_set_ece(qp, &ece));
+}
+
+static void qp_ece_is(struct ibv_qp *qp, uint32_t vendor, uint32_t opts)
+{
+	struct ibv_ece ece;
+
+	memset(&ece, 0xff, sizeof(ece));
+	T_OK(ibv_query_ece(qp, &ece));
+	T_EQ(ece.vendor_id, vendor);
+	T_EQ(ece.options, opts);
+	T_EQ(ece.comp_mask, 0);
+}
+
+static void remote_ece_is(struct rdma_cm_id *id, uint32_t vendor, uint32_t opts)
+{
+	struct ibv_ece ece;
+
+	memset(&ece, 0xff, sizeof(ece));
+	T_EQ(rdma_get_remote_ece(id, &ece), 0);
+	T_EQ(ece.vendor_id, vendor);
+	T_EQ(ece.options, opts);
+}
+
+/* The client's own QP, its ECE handed to librdmacm from ibv_query_ece,
+ * then connected: the server's CONNECT_REQUEST, acked. */
+static struct rdma_cm_id *connect_own(struct rdma_event_channel *pch,
+				      struct rdma_event_channel *ach,
+				      uint16_t port, struct rdma_cm_id **client,
+				      struct ibv_qp **cqp, struct ibv_cq **ccq,
+				      struct ibv_pd **cpd, uint32_t vendor,
+				      uint32_t opts)
+{
+	struct rdma_conn_param cp = { .responder_resources = 1,
+				      .initiator_depth = 1,
+				      .retry_count = 7,
+				      .rnr_retry_count = 7 };
+	struct ibv_ece ece;
+	struct rdma_cm_event *ev;
+	struct rdma_cm_id *server;
+
+	T_EQ(rdma_create_id(ach, client, NULL, RDMA_PS_TCP), 0);
+	t_cm_resolve(ach, *client, port);
+	*cqp = own_qp(*client, ccq, cpd);
+	move(*client, *cqp, IBV_QPS_INIT);
+	if (vendor == dev_vendor(*client)) {
+		qp_ece_set(*cqp, vendor, opts);
+		T_OK(ibv_query_ece(*cqp, &ece));
+	} else {
+		/* Another vendor's options: no QP of ours takes them. */
+		ece.vendor_id = vendor;
+		ece.options = opts;
+		ece.comp_mask = 0;
+	}
+	T_EQ(rdma_set_local_ece(*client, &ece), 0);
+	cp.qp_num = (*cqp)->qp_num;
+	T_EQ(rdma_connect(*client, &cp), 0);
+	ev = T_CM_EXPECT(pch, RDMA_CM_EVENT_CONNECT_REQUEST, 0, NULL);
+	server = ev->id;
+	T_EQ(rdma_ack_cm_event(ev), 0);
+	return server;
+}
+
+/* The client's end after CONNECT_RESPONSE: its QP to RTS, established,
+ * then both ends disconnected and destroyed. */
+static void finish_own(struct rdma_event_channel *pch,
+		       struct rdma_event_channel *ach,
+		       struct rdma_cm_id *client, struct ibv_qp *cqp,
+		       struct ibv_cq *ccq, struct ibv_pd *cpd,
+		       struct rdma_cm_id *server)
+{
+	move(client, cqp, IBV_QPS_RTR);
+	move(client, cqp, IBV_QPS_RTS);
+	T_EQ(rdma_establish(client), 0);
+	T_CM_EXPECT_ACK(pch, RDMA_CM_EVENT_ESTABLISHED, 0, server);
+	T_EQ(rdma_disconnect(client), 0);
+	T_CM_EXPECT_ACK(pch, RDMA_CM_EVENT_DISCONNECTED, 0, server);
+	T_EQ(rdma_disconnect(server), 0);
+	T_CM_EXPECT_ACK(ach, RDMA_CM_EVENT_DISCONNECTED, 0, client);
+	T_OK(ibv_destroy_qp(cqp));
+	T_OK(ibv_destroy_cq(ccq));
+	T_OK(ibv_dealloc_pd(cpd));
+	T_EQ(rdma_destroy_id(client), 0);
+}
+
+/* Both QPs the applications' own: the options go through ibv_set_ece and
+ * ibv_query_ece on each side and rdma_{set_local,get_remote}_ece. */
+static void own_qps(struct rdma_event_channel *pch,
+		    struct rdma_event_channel *ach, uint16_t port)
+{
+	struct rdma_conn_param cp = { .responder_resources = 1,
+				      .initiator_depth = 1,
+				      .retry_count = 7,
+				      .rnr_retry_count = 7 };
+	struct rdma_cm_id *client, *server;
+	struct ibv_qp *cqp, *sqp;
+	struct ibv_cq *ccq, *scq;
+	struct ibv_pd *cpd, *spd;
+	struct rdma_cm_event *ev;
+	struct ibv_ece ece;
+	uint32_t vendor;
+
+	server = connect_own(pch, ach, port, &client, &cqp, &ccq, &cpd,
+			     SRD_VENDOR_ID, CLIENT_OPTS);
+	vendor = dev_vendor(server);
+	T_EQ(vendor, SRD_VENDOR_ID);
+	/* The server applies what the REQ carried to its QP. */
+	sqp = own_qp(server, &scq, &spd);
+	move(server, sqp, IBV_QPS_INIT);
+	T_EQ(rdma_get_remote_ece(server, &ece), 0);
+	T_EQ(ece.vendor_id, vendor);
+	T_EQ(ece.options, CLIENT_OPTS);
+	T_OK(ibv_set_ece(sqp, &ece));
+	qp_ece_is(sqp, vendor, CLIENT_OPTS);
+	/* It takes a subset, and answers with what its QP reads. */
+	qp_ece_set(sqp, vendor, CLIENT_OPTS & SERVER_OPTS);
+	T_OK(ibv_query_ece(sqp, &ece));
+	T_EQ(rdma_set_local_ece(server, &ece), 0);
+	move(server, sqp, IBV_QPS_RTR);
+	move(server, sqp, IBV_QPS_RTS);
+	cp.qp_num = sqp->qp_num;
+	T_EQ(rdma_accept(server, &cp), 0);
+
+	ev = T_CM_EXPECT(ach, RDMA_CM_EVENT_CONNECT_RESPONSE, 0, client);
+	T_EQ(rdma_ack_cm_event(ev), 0);
+	T_EQ(rdma_get_remote_ece(client, &ece), 0);
+	T_EQ(ece.vendor_id, vendor);
+	T_EQ(ece.options, CLIENT_OPTS & SERVER_OPTS);
+	T_OK(ibv_set_ece(cqp, &ece));
+	qp_ece_is(cqp, vendor, CLIENT_OPTS & SERVER_OPTS);
+	finish_own(pch, ach, client, cqp, ccq, cpd, server);
+	T_OK(ibv_destroy_qp(sqp));
+	T_OK(ibv_destroy_cq(scq));
+	T_OK(ibv_dealloc_pd(spd));
+	T_EQ(rdma_destroy_id(server), 0);
+}
+
+/* The server's QP made by librdmacm after the REQ: librdmacm sets the
+ * REQ's options on it, or none when the vendor is another. */
+static void cm_server_qp(struct rdma_event_channel *pch,
+			 struct rdma_event_channel *ach, uint16_t port,
+			 uint32_t vendor)
+{
+	struct rdma_conn_param cp = { .responder_resources = 1,
+				      .initiator_depth = 1 };
+	struct rdma_cm_id *client, *server;
+	struct ibv_qp *cqp;
+	struct ibv_cq *ccq;
+	struct ibv_pd *cpd;
+	struct rdma_cm_event *ev;
+	struct ibv_ece ece;
+	bool same = vendor == SRD_VENDOR_ID;
+
+	server = connect_own(pch, ach, port, &client, &cqp, &ccq, &cpd, vendor,
+			     CLIENT_OPTS);
+	t_cm_qp(server, IBV_QPT_RC);
+	qp_ece_is(server->qp, SRD_VENDOR_ID, same ? CLIENT_OPTS : 0);
+	/* Its options are the provider's now. */
+	T_NEG_ERRNO(rdma_get_remote_ece(server, &ece), EINVAL);
+	T_EQ(rdma_accept(server, &cp), 0);
+	ev = T_CM_EXPECT(ach, RDMA_CM_EVENT_CONNECT_RESPONSE, 0, client);
+	T_EQ(rdma_ack_cm_event(ev), 0);
+	/* The REP echoes the client's vendor with what the QP took. */
+	remote_ece_is(client, vendor, same ? CLIENT_OPTS : 0);
+	if (same)
+		qp_ece_is(cqp, vendor, CLIENT_OPTS);
+	finish_own(pch, ach, client, cqp, ccq, cpd, server);
+	rdma_destroy_qp(server);
+	T_EQ(rdma_destroy_id(server), 0);
+}
+
 /* The server refuses the options: REJ reason 35. */
 static void refuse(struct rdma_event_channel *pch,
 		   struct rdma_event_channel *ach, uint16_t port)
@@ -206,14 +403,38 @@ static void refuse(struct rdma_event_channel *pch,
 	T_EQ(rdma_destroy_id(client), 0);
 }
 
-/* QPs made by librdmacm: their ECE is the provider's business. */
+/* QPs made by librdmacm on both sides: their ECE is the provider's, and
+ * the REQ carries what the client's QP had when librdmacm made it. */
 static void with_qps(void)
 {
+	struct rdma_conn_param cp = { .responder_resources = 1,
+				      .initiator_depth = 1 };
 	struct ibv_ece ece = { .vendor_id = VENDOR };
+	struct rdma_cm_event *ev;
 	struct t_cm_pair p;
 
-	t_cm_pair_connect(&p);
+	memset(&p, 0, sizeof(p));
+	p.pch = t_cm_channel();
+	p.ach = t_cm_channel();
+	p.port = t_cm_listen(p.pch, &p.listen, RDMA_PS_TCP);
+	T_EQ(rdma_create_id(p.ach, &p.client, NULL, RDMA_PS_TCP), 0);
+	t_cm_resolve(p.ach, p.client, p.port);
+	t_cm_qp(p.client, IBV_QPT_RC);
+	qp_ece_is(p.client->qp, SRD_VENDOR_ID, 0);
 	T_NEG_ERRNO(rdma_set_local_ece(p.client, &ece), EINVAL);
+	/* After rdma_create_qp: the QP has it, the REQ will not. */
+	qp_ece_set(p.client->qp, SRD_VENDOR_ID, CLIENT_OPTS);
+	T_EQ(rdma_connect(p.client, &cp), 0);
+	ev = T_CM_EXPECT(p.pch, RDMA_CM_EVENT_CONNECT_REQUEST, 0, NULL);
+	p.server = ev->id;
+	T_EQ(rdma_ack_cm_event(ev), 0);
+	t_cm_qp(p.server, IBV_QPT_RC);
+	qp_ece_is(p.server->qp, SRD_VENDOR_ID, 0);
+	T_EQ(rdma_accept(p.server, &cp), 0);
+	T_CM_EXPECT_ACK(p.ach, RDMA_CM_EVENT_ESTABLISHED, 0, p.client);
+	T_CM_EXPECT_ACK(p.pch, RDMA_CM_EVENT_ESTABLISHED, 0, p.server);
+	/* The client's QP ends with the REP's answer. */
+	qp_ece_is(p.client->qp, SRD_VENDOR_ID, 0);
 	T_NEG_ERRNO(rdma_get_remote_ece(p.client, &ece), EINVAL);
 	T_NEG_ERRNO(rdma_get_remote_ece(p.server, &ece), EINVAL);
 	t_cm_pair_disconnect(&p);
@@ -233,6 +454,9 @@ int main(void)
 	bad_args(ach);
 	port = t_cm_listen(pch, &listen, RDMA_PS_TCP);
 	exchange(pch, ach, port);
+	own_qps(pch, ach, port);
+	cm_server_qp(pch, ach, port, SRD_VENDOR_ID);
+	cm_server_qp(pch, ach, port, VENDOR);
 	refuse(pch, ach, port);
 	with_qps();
 	T_EQ(rdma_destroy_id(listen), 0);
