@@ -82,6 +82,13 @@ static struct ibv_qp *own_qp(struct rdma_cm_id *id, struct ibv_cq **cq,
 	return T_NONNULL(ibv_create_qp(*pd, &ia));
 }
 
+static void own_qp_free(struct ibv_qp *qp, struct ibv_cq *cq, struct ibv_pd *pd)
+{
+	T_OK(ibv_destroy_qp(qp));
+	T_OK(ibv_destroy_cq(cq));
+	T_OK(ibv_dealloc_pd(pd));
+}
+
 static void move(struct rdma_cm_id *id, struct ibv_qp *qp,
 		 enum ibv_qp_state state)
 {
@@ -120,75 +127,6 @@ static void bad_args(struct rdma_event_channel *ch)
 	T_EQ(rdma_destroy_id(id), 0);
 }
 
-/* Ids without QPs: the options cross in both directions. */
-static void exchange(struct rdma_event_channel *pch,
-		     struct rdma_event_channel *ach, uint16_t port)
-{
-	struct rdma_conn_param cp = { .responder_resources = 1,
-				      .initiator_depth = 1,
-				      .retry_count = 7,
-				      .rnr_retry_count = 7 };
-	struct ibv_ece ece = { .vendor_id = VENDOR, .options = CLIENT_OPTS };
-	struct rdma_cm_id *client, *server;
-	struct ibv_qp *cqp, *sqp;
-	struct ibv_cq *ccq, *scq;
-	struct ibv_pd *cpd, *spd;
-	struct rdma_cm_event *ev;
-
-	T_EQ(rdma_create_id(ach, &client, NULL, RDMA_PS_TCP), 0);
-	t_cm_resolve(ach, client, port);
-	cqp = own_qp(client, &ccq, &cpd);
-	move(client, cqp, IBV_QPS_INIT);
-	T_EQ(rdma_set_local_ece(client, &ece), 0);
-	cp.qp_num = cqp->qp_num;
-	T_EQ(rdma_connect(client, &cp), 0);
-
-	ev = T_CM_EXPECT(pch, RDMA_CM_EVENT_CONNECT_REQUEST, 0, NULL);
-	server = ev->id;
-	T_EQ(rdma_ack_cm_event(ev), 0);
-	memset(&ece, 0, sizeof(ece));
-	T_EQ(rdma_get_remote_ece(server, &ece), 0);
-	T_EQ(ece.vendor_id, VENDOR);
-	T_EQ(ece.options, CLIENT_OPTS);
-	T_EQ(ece.comp_mask, 0);
-	/* The server takes a subset: its REP says which. */
-	ece.options = SERVER_OPTS;
-	T_EQ(rdma_set_local_ece(server, &ece), 0);
-	sqp = own_qp(server, &scq, &spd);
-	move(server, sqp, IBV_QPS_INIT);
-	move(server, sqp, IBV_QPS_RTR);
-	move(server, sqp, IBV_QPS_RTS);
-	cp.qp_num = sqp->qp_num;
-	T_EQ(rdma_accept(server, &cp), 0);
-
-	ev = T_CM_EXPECT(ach, RDMA_CM_EVENT_CONNECT_RESPONSE, 0, client);
-	T_EQ(rdma_ack_cm_event(ev), 0);
-	memset(&ece, 0, sizeof(ece));
-	T_EQ(rdma_get_remote_ece(client, &ece), 0);
-	T_EQ(ece.vendor_id, VENDOR);
-	T_EQ(ece.options, SERVER_OPTS);
-	move(client, cqp, IBV_QPS_RTR);
-	move(client, cqp, IBV_QPS_RTS);
-	T_EQ(rdma_establish(client), 0);
-	T_CM_EXPECT_ACK(pch, RDMA_CM_EVENT_ESTABLISHED, 0, server);
-	/* Still what the peer said, after ESTABLISHED too. */
-	T_EQ(rdma_get_remote_ece(client, &ece), 0);
-	T_EQ(ece.options, SERVER_OPTS);
-
-	T_EQ(rdma_disconnect(client), 0);
-	T_CM_EXPECT_ACK(pch, RDMA_CM_EVENT_DISCONNECTED, 0, server);
-	T_EQ(rdma_disconnect(server), 0);
-	T_CM_EXPECT_ACK(ach, RDMA_CM_EVENT_DISCONNECTED, 0, client);
-	T_OK(ibv_destroy_qp(cqp));
-	T_OK(ibv_destroy_qp(sqp));
-	T_OK(ibv_destroy_cq(ccq));
-	T_OK(ibv_destroy_cq(scq));
-	T_OK(ibv_dealloc_pd(cpd));
-	T_OK(ibv_dealloc_pd(spd));
-	T_EQ(rdma_destroy_id(client), 0);
-	T_EQ(rdma_destroy_id(server), 0);
-}
-
 static uint32_t dev_vendor(struct rdma_cm_id *id)
 {
 	struct ibv_device_attr a;
@@ -223,6 +161,7 @@ static void remote_ece_is(struct rdma_cm_id *id, uint32_t vendor, uint32_t opts)
 	T_EQ(rdma_get_remote_ece(id, &ece), 0);
 	T_EQ(ece.vendor_id, vendor);
 	T_EQ(ece.options, opts);
+	T_EQ(ece.comp_mask, 0);
 }
 
 /* The client's own QP, its ECE handed to librdmacm from ibv_query_ece,
@@ -264,60 +203,71 @@ static struct rdma_cm_id *connect_own(struct rdma_event_channel *pch,
 	return server;
 }
 
-/* The client's end after CONNECT_RESPONSE: its QP to RTS, established,
- * then both ends disconnected and destroyed. */
+/* The client's end after CONNECT_RESPONSE: its QP to RTS, established
+ * (what it heard from the server unchanged), both ends disconnected, and
+ * the client's end destroyed. */
 static void finish_own(struct rdma_event_channel *pch,
 		       struct rdma_event_channel *ach,
 		       struct rdma_cm_id *client, struct ibv_qp *cqp,
 		       struct ibv_cq *ccq, struct ibv_pd *cpd,
 		       struct rdma_cm_id *server)
 {
+	struct ibv_ece heard, after;
+
+	T_EQ(rdma_get_remote_ece(client, &heard), 0);
 	move(client, cqp, IBV_QPS_RTR);
 	move(client, cqp, IBV_QPS_RTS);
 	T_EQ(rdma_establish(client), 0);
 	T_CM_EXPECT_ACK(pch, RDMA_CM_EVENT_ESTABLISHED, 0, server);
-	T_EQ(rdma_disconnect(client), 0);
-	T_CM_EXPECT_ACK(pch, RDMA_CM_EVENT_DISCONNECTED, 0, server);
-	T_EQ(rdma_disconnect(server), 0);
-	T_CM_EXPECT_ACK(ach, RDMA_CM_EVENT_DISCONNECTED, 0, client);
-	T_OK(ibv_destroy_qp(cqp));
-	T_OK(ibv_destroy_cq(ccq));
-	T_OK(ibv_dealloc_pd(cpd));
+	/* Still what the peer said, after ESTABLISHED too. */
+	T_EQ(rdma_get_remote_ece(client, &after), 0);
+	T_EQ(after.vendor_id, heard.vendor_id);
+	T_EQ(after.options, heard.options);
+	t_cm_disconnect(pch, ach, client, server);
+	own_qp_free(cqp, ccq, cpd);
 	T_EQ(rdma_destroy_id(client), 0);
 }
 
-/* Both QPs the applications' own: the options go through ibv_set_ece and
- * ibv_query_ece on each side and rdma_{set_local,get_remote}_ece. */
+/*
+ * Both QPs the applications' own, the options passed between them and
+ * librdmacm with rdma_{set_local,get_remote}_ece: with our vendor ID
+ * through ibv_set_ece and ibv_query_ece on each QP; with another's, the
+ * ids alone carry them (no QP of ours would take them).  The server
+ * answers with a subset.
+ */
 static void own_qps(struct rdma_event_channel *pch,
-		    struct rdma_event_channel *ach, uint16_t port)
+		    struct rdma_event_channel *ach, uint16_t port,
+		    uint32_t vendor)
 {
 	struct rdma_conn_param cp = { .responder_resources = 1,
 				      .initiator_depth = 1,
 				      .retry_count = 7,
 				      .rnr_retry_count = 7 };
+	const uint32_t answer = CLIENT_OPTS & SERVER_OPTS;
+	bool ours = vendor == SRD_VENDOR_ID;
 	struct rdma_cm_id *client, *server;
 	struct ibv_qp *cqp, *sqp;
 	struct ibv_cq *ccq, *scq;
 	struct ibv_pd *cpd, *spd;
 	struct rdma_cm_event *ev;
 	struct ibv_ece ece;
-	uint32_t vendor;
 
-	server = connect_own(pch, ach, port, &client, &cqp, &ccq, &cpd,
-			     SRD_VENDOR_ID, CLIENT_OPTS);
-	vendor = dev_vendor(server);
-	T_EQ(vendor, SRD_VENDOR_ID);
-	/* The server applies what the REQ carried to its QP. */
+	server = connect_own(pch, ach, port, &client, &cqp, &ccq, &cpd, vendor,
+			     CLIENT_OPTS);
+	T_EQ(dev_vendor(server), SRD_VENDOR_ID);
 	sqp = own_qp(server, &scq, &spd);
 	move(server, sqp, IBV_QPS_INIT);
+	remote_ece_is(server, vendor, CLIENT_OPTS);
 	T_EQ(rdma_get_remote_ece(server, &ece), 0);
-	T_EQ(ece.vendor_id, vendor);
-	T_EQ(ece.options, CLIENT_OPTS);
-	T_OK(ibv_set_ece(sqp, &ece));
-	qp_ece_is(sqp, vendor, CLIENT_OPTS);
-	/* It takes a subset, and answers with what its QP reads. */
-	qp_ece_set(sqp, vendor, CLIENT_OPTS & SERVER_OPTS);
-	T_OK(ibv_query_ece(sqp, &ece));
+	if (ours) {
+		/* What the REQ carried, on the server's QP. */
+		T_OK(ibv_set_ece(sqp, &ece));
+		qp_ece_is(sqp, vendor, CLIENT_OPTS);
+		qp_ece_set(sqp, vendor, answer);
+		T_OK(ibv_query_ece(sqp, &ece));
+	} else {
+		ece.options = answer;
+	}
 	T_EQ(rdma_set_local_ece(server, &ece), 0);
 	move(server, sqp, IBV_QPS_RTR);
 	move(server, sqp, IBV_QPS_RTS);
@@ -326,15 +276,14 @@ static void own_qps(struct rdma_event_channel *pch,
 
 	ev = T_CM_EXPECT(ach, RDMA_CM_EVENT_CONNECT_RESPONSE, 0, client);
 	T_EQ(rdma_ack_cm_event(ev), 0);
-	T_EQ(rdma_get_remote_ece(client, &ece), 0);
-	T_EQ(ece.vendor_id, vendor);
-	T_EQ(ece.options, CLIENT_OPTS & SERVER_OPTS);
-	T_OK(ibv_set_ece(cqp, &ece));
-	qp_ece_is(cqp, vendor, CLIENT_OPTS & SERVER_OPTS);
+	remote_ece_is(client, vendor, answer);
+	if (ours) {
+		T_EQ(rdma_get_remote_ece(client, &ece), 0);
+		T_OK(ibv_set_ece(cqp, &ece));
+		qp_ece_is(cqp, vendor, answer);
+	}
 	finish_own(pch, ach, client, cqp, ccq, cpd, server);
-	T_OK(ibv_destroy_qp(sqp));
-	T_OK(ibv_destroy_cq(scq));
-	T_OK(ibv_dealloc_pd(spd));
+	own_qp_free(sqp, scq, spd);
 	T_EQ(rdma_destroy_id(server), 0);
 }
 
@@ -453,8 +402,8 @@ int main(void)
 	ach = t_cm_channel();
 	bad_args(ach);
 	port = t_cm_listen(pch, &listen, RDMA_PS_TCP);
-	exchange(pch, ach, port);
-	own_qps(pch, ach, port);
+	own_qps(pch, ach, port, VENDOR);
+	own_qps(pch, ach, port, SRD_VENDOR_ID);
 	cm_server_qp(pch, ach, port, SRD_VENDOR_ID);
 	cm_server_qp(pch, ach, port, VENDOR);
 	refuse(pch, ach, port);

@@ -124,10 +124,7 @@ int main(void)
 	t_buf_free(&cb);
 	t_buf_free(&sb);
 
-	T_EQ(rdma_disconnect(client), 0);
-	T_CM_EXPECT_ACK(pch, RDMA_CM_EVENT_DISCONNECTED, 0, server);
-	T_EQ(rdma_disconnect(server), 0);
-	T_CM_EXPECT_ACK(ach, RDMA_CM_EVENT_DISCONNECTED, 0, client);
+	t_cm_disconnect(pch, ach, client, server);
 	T_OK(ibv_destroy_qp(cqp));
 	T_OK(ibv_destroy_qp(sqp));
 	T_OK(ibv_destroy_cq(ccq));

@@ -136,12 +136,19 @@ void t_cm_pair_connect(struct t_cm_pair *p)
 	T_CM_EXPECT_ACK(p->pch, RDMA_CM_EVENT_ESTABLISHED, 0, p->server);
 }
 
+void t_cm_disconnect(struct rdma_event_channel *pch,
+		     struct rdma_event_channel *ach, struct rdma_cm_id *client,
+		     struct rdma_cm_id *server)
+{
+	T_EQ(rdma_disconnect(client), 0);
+	T_CM_EXPECT_ACK(pch, RDMA_CM_EVENT_DISCONNECTED, 0, server);
+	T_EQ(rdma_disconnect(server), 0);
+	T_CM_EXPECT_ACK(ach, RDMA_CM_EVENT_DISCONNECTED, 0, client);
+}
+
 void t_cm_pair_disconnect(struct t_cm_pair *p)
 {
-	T_EQ(rdma_disconnect(p->client), 0);
-	T_CM_EXPECT_ACK(p->pch, RDMA_CM_EVENT_DISCONNECTED, 0, p->server);
-	T_EQ(rdma_disconnect(p->server), 0);
-	T_CM_EXPECT_ACK(p->ach, RDMA_CM_EVENT_DISCONNECTED, 0, p->client);
+	t_cm_disconnect(p->pch, p->ach, p->client, p->server);
 }
 
 void t_cm_pair_destroy(struct t_cm_pair *p)

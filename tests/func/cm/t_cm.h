@@ -54,6 +54,11 @@ struct t_cm_pair {
 	uint16_t port;
 };
 void t_cm_pair_connect(struct t_cm_pair *p);
+/* The client disconnects, then the server: each sees DISCONNECTED on its
+ * channel (pch the server's, ach the client's). */
+void t_cm_disconnect(struct rdma_event_channel *pch,
+		     struct rdma_event_channel *ach, struct rdma_cm_id *client,
+		     struct rdma_cm_id *server);
 /* Both sides disconnect; both see DISCONNECTED. */
 void t_cm_pair_disconnect(struct t_cm_pair *p);
 void t_cm_pair_destroy(struct t_cm_pair *p);
