@@ -35,6 +35,25 @@ int srd_ctx_cmd_fd(struct srd_context *ctx, uint32_t op, const void *req,
 	return ret;
 }
 
+void *srd_ctx_cmd_new(struct ibv_context *context, size_t size,
+		      struct srd_cmd_args *a)
+{
+	void *obj = calloc(1, size);
+	int ret;
+
+	if (!obj) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	ret = srd_ctx_cmd(to_ctx(context), a);
+	if (ret) {
+		free(obj);
+		errno = -ret;
+		return NULL;
+	}
+	return obj;
+}
+
 uint64_t srd_ctx_new_id(struct srd_context *ctx)
 {
 	return atomic_fetch_add(&ctx->next_id, 1);

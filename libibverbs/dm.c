@@ -189,7 +189,6 @@ struct ibv_mr *srd_reg_dm_mr(struct ibv_pd *pd, struct ibv_dm *ibdm,
 		.rep_len = sizeof(rep),
 	};
 	struct srd_umr *mr;
-	int ret;
 
 	/* libibverbs: DM MRs are zero based, the mapping is not the
 	 * application's to address. */
@@ -197,24 +196,10 @@ struct ibv_mr *srd_reg_dm_mr(struct ibv_pd *pd, struct ibv_dm *ibdm,
 		errno = EINVAL;
 		return NULL;
 	}
-	mr = calloc(1, sizeof(*mr));
-	if (!mr) {
-		errno = ENOMEM;
+	mr = srd_ctx_cmd_new(pd->context, sizeof(*mr), &a);
+	if (!mr)
 		return NULL;
-	}
-	ret = srd_ctx_cmd(to_ctx(pd->context), &a);
-	if (ret) {
-		free(mr);
-		errno = -ret;
-		return NULL;
-	}
-	mr->access = (int)access;
-	mr->mr.context = pd->context;
-	mr->mr.pd = pd;
-	mr->mr.addr = NULL;
-	mr->mr.length = length;
-	mr->mr.handle = rep.handle;
-	mr->mr.lkey = rep.lkey;
-	mr->mr.rkey = rep.rkey;
+	srd_umr_init(mr, pd, NULL, length, (int)access, rep.handle, rep.lkey,
+		     rep.rkey);
 	return &mr->mr;
 }

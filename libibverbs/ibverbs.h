@@ -326,6 +326,10 @@ int srd_ctx_cmd(struct srd_context *ctx, struct srd_cmd_args *a);
  * reply brings none. */
 int srd_ctx_cmd_fd(struct srd_context *ctx, uint32_t op, const void *req,
 		   size_t req_len, void *rep, size_t rep_len, int *fd);
+/* The library's object of size bytes (zeroed) for what the command makes
+ * or names: NULL with errno set, and nothing allocated, if it fails. */
+void *srd_ctx_cmd_new(struct ibv_context *context, size_t size,
+		      struct srd_cmd_args *a);
 uint64_t srd_ctx_new_id(struct srd_context *ctx);
 void srd_ctx_set_ops(struct srd_context *ctx);
 
@@ -342,6 +346,15 @@ unsigned int srd_trace_setup(uint32_t *open_flags);
 /* --- pd.c --------------------------------------------------------------- */
 int srd_destroy_handle(struct ibv_context *context, uint32_t op,
 		       uint32_t handle);
+/* A PD for command a (ALLOC_PD, IMPORT_PD), whose handle is *handle once
+ * the command is done; NULL with errno set. */
+struct ibv_pd *srd_pd_new(struct ibv_context *context, struct srd_cmd_args *a,
+			  const uint32_t *handle);
+
+/* --- mr.c --------------------------------------------------------------- */
+void srd_umr_init(struct srd_umr *mr, struct ibv_pd *pd, void *addr,
+		  size_t length, int access, uint32_t handle, uint32_t lkey,
+		  uint32_t rkey);
 
 /* --- query.c ------------------------------------------------------------ */
 bool srd_mr_implicit(const struct ibv_mr *mr);

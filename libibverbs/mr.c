@@ -67,6 +67,20 @@ bool srd_mr_implicit(const struct ibv_mr *mr)
 	return implicit_args(mr->addr, mr->length);
 }
 
+void srd_umr_init(struct srd_umr *mr, struct ibv_pd *pd, void *addr,
+		  size_t length, int access, uint32_t handle, uint32_t lkey,
+		  uint32_t rkey)
+{
+	mr->access = access;
+	mr->mr.context = pd->context;
+	mr->mr.pd = pd;
+	mr->mr.addr = addr;
+	mr->mr.length = length;
+	mr->mr.handle = handle;
+	mr->mr.lkey = lkey;
+	mr->mr.rkey = rkey;
+}
+
 static struct ibv_mr *reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 			     uint64_t iova, unsigned int access)
 {
@@ -122,14 +136,8 @@ static struct ibv_mr *reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 	if (ret)
 		goto err_release;
 	free(d);
-	mr->mr.context = pd->context;
-	mr->mr.pd = pd;
-	mr->mr.addr = addr;
-	mr->mr.length = length;
-	mr->mr.handle = rep.handle;
-	mr->mr.lkey = rep.lkey;
-	mr->mr.rkey = rep.rkey;
-	mr->access = (int)access;
+	srd_umr_init(mr, pd, addr, length, (int)access, rep.handle, rep.lkey,
+		     rep.rkey);
 	return &mr->mr;
 
 err_release:

@@ -23,23 +23,14 @@ struct ibv_mw *srd_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
 		.rep_len = sizeof(rep),
 	};
 	struct ibv_mw *mw;
-	int ret;
 
 	if (type != IBV_MW_TYPE_1 && type != IBV_MW_TYPE_2) {
 		errno = EINVAL;
 		return NULL;
 	}
-	mw = calloc(1, sizeof(*mw));
-	if (!mw) {
-		errno = ENOMEM;
+	mw = srd_ctx_cmd_new(pd->context, sizeof(*mw), &a);
+	if (!mw)
 		return NULL;
-	}
-	ret = srd_ctx_cmd(to_ctx(pd->context), &a);
-	if (ret) {
-		free(mw);
-		errno = -ret;
-		return NULL;
-	}
 	mw->context = pd->context;
 	mw->pd = pd;
 	mw->handle = rep.handle;

@@ -13,23 +13,20 @@ LIB_EXPORT struct ibv_pd *ibv_alloc_pd(struct ibv_context *context)
 		.rep = &rep,
 		.rep_len = sizeof(rep),
 	};
-	struct srd_pd *pd;
-	int ret;
 
-	pd = calloc(1, sizeof(*pd));
-	if (!pd) {
-		errno = ENOMEM;
+	return srd_pd_new(context, &a, &rep.handle);
+}
+
+struct ibv_pd *srd_pd_new(struct ibv_context *context, struct srd_cmd_args *a,
+			  const uint32_t *handle)
+{
+	struct srd_pd *pd = srd_ctx_cmd_new(context, sizeof(*pd), a);
+
+	if (!pd)
 		return NULL;
-	}
-	ret = srd_ctx_cmd(to_ctx(context), &a);
-	if (ret) {
-		free(pd);
-		errno = -ret;
-		return NULL;
-	}
 	atomic_init(&pd->refcnt, 0);
 	pd->pd.context = context;
-	pd->pd.handle = rep.handle;
+	pd->pd.handle = *handle;
 	return &pd->pd;
 }
 

@@ -24,28 +24,12 @@ LIB_EXPORT struct ibv_pd *ibv_import_pd(struct ibv_context *context,
 		.req_len = sizeof(req),
 		.rep_var = true,
 	};
-	struct srd_pd *pd;
-	int ret;
 
 	if (!context) {
 		errno = EINVAL;
 		return NULL;
 	}
-	pd = calloc(1, sizeof(*pd));
-	if (!pd) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	ret = srd_ctx_cmd(to_ctx(context), &a);
-	if (ret) {
-		free(pd);
-		errno = -ret;
-		return NULL;
-	}
-	atomic_init(&pd->refcnt, 0);
-	pd->pd.context = context;
-	pd->pd.handle = pd_handle;
-	return &pd->pd;
+	return srd_pd_new(context, &a, &pd_handle);
 }
 
 LIB_EXPORT void ibv_unimport_pd(struct ibv_pd *pd)
@@ -67,32 +51,17 @@ LIB_EXPORT struct ibv_mr *ibv_import_mr(struct ibv_pd *pd, uint32_t mr_handle)
 		.rep_len = sizeof(rep),
 	};
 	struct srd_umr *mr;
-	int ret;
 
 	if (!pd) {
 		errno = EINVAL;
 		return NULL;
 	}
 	req.pd_handle = pd->handle;
-	mr = calloc(1, sizeof(*mr));
-	if (!mr) {
-		errno = ENOMEM;
+	mr = srd_ctx_cmd_new(pd->context, sizeof(*mr), &a);
+	if (!mr)
 		return NULL;
-	}
-	ret = srd_ctx_cmd(to_ctx(pd->context), &a);
-	if (ret) {
-		free(mr);
-		errno = -ret;
-		return NULL;
-	}
-	mr->access = (int)rep.access;
-	mr->mr.context = pd->context;
-	mr->mr.pd = pd;
-	mr->mr.addr = (void *)(uintptr_t)rep.iova;
-	mr->mr.length = rep.length;
-	mr->mr.handle = mr_handle;
-	mr->mr.lkey = rep.lkey;
-	mr->mr.rkey = rep.rkey;
+	srd_umr_init(mr, pd, (void *)(uintptr_t)rep.iova, rep.length,
+		     (int)rep.access, mr_handle, rep.lkey, rep.rkey);
 	return &mr->mr;
 }
 
