@@ -48,6 +48,9 @@ fi
 # The daemon's folders build on each other: no include cycle between them.
 python3 scripts/daemon_layers.py || rc=1
 
+# Every path of the tree the documentation names in backticks exists.
+python3 scripts/doc_paths.py || rc=1
+
 # Unbounded or error-swallowing libc calls.
 banned='\b(strcpy|strcat|sprintf|vsprintf|gets|atoi|atol|atoll)\s*\('
 hits=$(grep -nE "$banned" $files | grep -v 'check.sh' || true)
