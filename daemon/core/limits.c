@@ -34,11 +34,6 @@ int limits_res_by_name(const char *name)
 	return -1;
 }
 
-const char *limits_res_name(enum srd_res r)
-{
-	return r < SRD_RES_NUM ? names[r] : "?";
-}
-
 static struct srd_table *res_table(struct srd_daemon *d, enum srd_res r)
 {
 	switch (r) {

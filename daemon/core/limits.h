@@ -40,7 +40,6 @@ struct srd_limits {
 
 /* Config keyword of a resource ("qp", "mr_bytes", ...); -1 if unknown. */
 int limits_res_by_name(const char *name);
-const char *limits_res_name(enum srd_res r);
 
 static_assert(SRD_RES_NUM == 11, "SRD_ADMIN_USAGE_NRES");
 
