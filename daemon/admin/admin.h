@@ -31,13 +31,12 @@ bool admin_terminated(const char *s, size_t size);
 /* counters.c: a QP about to be destroyed leaves its counts to its device. */
 void counters_qp_retire(struct srd_qp *qp);
 
-/* --- rdma_cm identifiers (the CM provides a strong definition) ------------ */
+/* --- rdma_cm identifiers (daemon/cm/cm.c defines it) ---------------------- */
 
 /*
  * Fill out[0..max) with the CM identifiers from cursor start on (those of
  * device dev_index only, unless it is SRD_ADMIN_ALL); *next is the cursor
  * of the first one left out, SRD_ADMIN_END if none.  Returns how many.
- * The default (weak) definition knows of none.
  */
 uint32_t cm_admin_list_ids(struct srd_daemon *d, uint32_t start,
 			   uint32_t dev_index, struct srd_admin_cm_id_info *out,
