@@ -531,6 +531,9 @@ void engine_qp_destroy(struct srd_qp *qp);
  */
 void engine_qp_modified(struct srd_qp *qp, enum ibv_qp_state old,
 			int attr_mask);
+/* The device's GIDs, MTU or devices changed: qp takes its route and path
+ * MTU anew before it next sends. */
+void engine_qp_path_changed(struct srd_qp *qp);
 /* Called after an SRQ was armed or destroyed. */
 void engine_srq_destroyed(struct srd_srq *srq);
 

@@ -315,7 +315,7 @@ void device_event(struct srd_daemon *d, struct srd_device *dev,
 /*
  * The engine caches where a connected QP's packets go (a device pointer)
  * and its path MTU: when GIDs, MTUs or devices change, every QP that may
- * send is told its path changed, as after a modify of its address vector.
+ * send is told its path changed.
  */
 static void paths_changed(struct srd_daemon *d)
 {
@@ -327,7 +327,7 @@ static void paths_changed(struct srd_daemon *d)
 		case IBV_QPS_RTR:
 		case IBV_QPS_RTS:
 		case IBV_QPS_SQD:
-			engine_qp_modified(qp, qp->attr.qp_state, IBV_QP_AV);
+			engine_qp_path_changed(qp);
 			break;
 		default:
 			break;

@@ -193,8 +193,9 @@ void engine_qp_modified(struct srd_qp *qp, enum ibv_qp_state old, int attr_mask)
 	if (st == IBV_QPS_RESET || (old == IBV_QPS_RESET && st != old))
 		tp_reset(tp);
 	tp->mtu = tp_path_mtu(qp);
-	/* The device redoes the route after a GID change only for QPs in
-	 * INIT..SQD: one in SQE (UC) looks again when it comes back. */
+	/* After a GID change the device tells only QPs in INIT..SQD
+	 * (engine_qp_path_changed()): one in SQE (UC) looks again here,
+	 * on its way back. */
 	if (attr_mask & (IBV_QP_AV | IBV_QP_STATE))
 		tp->route_valid = false;
 	if (attr_mask & IBV_QP_RQ_PSN)
@@ -220,6 +221,16 @@ void engine_qp_modified(struct srd_qp *qp, enum ibv_qp_state old, int attr_mask)
 		if (!tp->eng->in_progress)
 			flush_run(tp);
 	}
+}
+
+void engine_qp_path_changed(struct srd_qp *qp)
+{
+	struct srd_qp_transport *tp = qp->tp;
+
+	if (!tp)
+		return;
+	tp->mtu = tp_path_mtu(qp);
+	tp->route_valid = false;
 }
 
 void engine_srq_destroyed(struct srd_srq *srq)
