@@ -2,12 +2,11 @@
 /*
  * The RoCEv2 ICRC on the CRC-32 engine: the pseudo-header with its
  * variant fields masked, built from a packet or from what a UDP socket
- * shows, and the receive-side check that solves for the IPv4
- * identification a UDP socket does not show.
+ * shows, and the checks of a received packet whose headers are known
+ * (icrc_v4id.c solves for the IPv4 identification a UDP socket hides).
  */
 #include <endian.h>
 #include <errno.h>
-#include <stdbool.h>
 #include <string.h>
 
 #include "common/inet.h"
@@ -15,22 +14,8 @@
 
 #define IPV4_HDR_SIZE SRD_IPV4_HDR_BYTES
 #define IPV6_HDR_SIZE 40
-#define IP_MAX_UDP_LEN 65535u
 /* Pseudo-header: IPv4 with options or IPv6, UDP, BTH. */
 #define PSEUDO_MAX (60 + SRD_ICRC_UDP_SIZE + SRD_ICRC_BTH_SIZE)
-
-/*
- * Solver for the IPv4 identification: reduced basis of the register
- * differences the 16 id bits make when followed by the flags byte, with
- * one pivot bit each, and which id bits each basis vector is made of.
- */
-static struct {
-	uint32_t vec[16];
-	uint32_t pivot[16];
-	uint16_t ids[16];
-	uint32_t df; /* difference the DF bit makes */
-	bool ok;
-} id_solver;
 
 static inline uint32_t load_le32(const uint8_t *p)
 {
@@ -38,46 +23,6 @@ static inline uint32_t load_le32(const uint8_t *p)
 
 	memcpy(&v, p, sizeof(v));
 	return le32toh(v);
-}
-
-static void id_solver_init(void)
-{
-	static const uint8_t df[3] = { 0, 0, SRD_IPV4_DF >> 8 };
-	uint32_t v, pivot;
-	uint16_t ids;
-	int i, j, n = 0;
-
-	id_solver.df = srd_crc32_update_table(0, df, sizeof(df));
-	for (i = 0; i < 16; i++) {
-		uint8_t b[3] = { (uint8_t)((1u << i) >> 8),
-				 (uint8_t)((1u << i) & 0xff), 0 };
-
-		v = srd_crc32_update_table(0, b, sizeof(b));
-		ids = 1u << i;
-		for (j = 0; j < n; j++)
-			if (v & id_solver.pivot[j]) {
-				v ^= id_solver.vec[j];
-				ids ^= id_solver.ids[j];
-			}
-		if (!v)
-			return; /* cannot happen for a CRC-32: no solver */
-		pivot = v & -v;
-		for (j = 0; j < n; j++)
-			if (id_solver.vec[j] & pivot) {
-				id_solver.vec[j] ^= v;
-				id_solver.ids[j] ^= ids;
-			}
-		id_solver.vec[n] = v;
-		id_solver.pivot[n] = pivot;
-		id_solver.ids[n] = ids;
-		n++;
-	}
-	id_solver.ok = true;
-}
-
-__attribute__((constructor)) static void icrc_init(void)
-{
-	id_solver_init();
 }
 
 /*
@@ -272,16 +217,10 @@ uint32_t srd_icrc_get(const void *buf, size_t len)
 	return load_le32((const uint8_t *)buf + len - SRD_ICRC_SIZE);
 }
 
-static bool payload_len_ok(size_t len)
-{
-	return len >= SRD_ICRC_BTH_SIZE + SRD_ICRC_SIZE &&
-	       len <= IP_MAX_UDP_LEN - SRD_ICRC_UDP_SIZE;
-}
-
 int srd_icrc_check_ipv4(const void *ip, const void *udp, size_t udp_len)
 {
 	if (udp_len < SRD_ICRC_UDP_SIZE ||
-	    !payload_len_ok(udp_len - SRD_ICRC_UDP_SIZE))
+	    !srd_icrc_len_ok(udp_len - SRD_ICRC_UDP_SIZE))
 		return -EINVAL;
 	if (srd_icrc_ipv4(ip, udp, udp_len) != srd_icrc_get(udp, udp_len))
 		return -EBADMSG;
@@ -291,7 +230,7 @@ int srd_icrc_check_ipv4(const void *ip, const void *udp, size_t udp_len)
 int srd_icrc_check_ipv6(const void *ip6, const void *udp, size_t udp_len)
 {
 	if (udp_len < SRD_ICRC_UDP_SIZE ||
-	    !payload_len_ok(udp_len - SRD_ICRC_UDP_SIZE))
+	    !srd_icrc_len_ok(udp_len - SRD_ICRC_UDP_SIZE))
 		return -EINVAL;
 	if (srd_icrc_ipv6(ip6, udp, udp_len) != srd_icrc_get(udp, udp_len))
 		return -EBADMSG;
@@ -301,55 +240,9 @@ int srd_icrc_check_ipv6(const void *ip6, const void *udp, size_t udp_len)
 int srd_icrc_check_v6(const struct srd_icrc_udp6 *f, const void *bth,
 		      size_t len)
 {
-	if (!payload_len_ok(len))
+	if (!srd_icrc_len_ok(len))
 		return -EINVAL;
 	if (srd_icrc_v6_from_parts(f, bth, len) != srd_icrc_get(bth, len))
 		return -EBADMSG;
-	return 0;
-}
-
-/* Finds ids with basis(ids) == target; false if there is none. */
-static bool solve_id(uint32_t target, uint16_t *id)
-{
-	uint16_t ids = 0;
-	int j;
-
-	for (j = 0; j < 16; j++)
-		if (target & id_solver.pivot[j]) {
-			target ^= id_solver.vec[j];
-			ids ^= id_solver.ids[j];
-		}
-	*id = ids;
-	return target == 0;
-}
-
-int srd_icrc_check_v4_noid(const struct srd_icrc_udp4 *f, const void *bth,
-			   size_t len, uint16_t *id, uint16_t *frag_off)
-{
-	uint32_t diff;
-	uint16_t found, flags;
-
-	if (!payload_len_ok(len))
-		return -EINVAL;
-	if (!id_solver.ok)
-		return -EBADMSG;
-	/* Register differences: what the wire says minus id 0, no flags. */
-	diff = ~srd_icrc_get(bth, len) ^
-	       ~srd_icrc_v4_from_parts(f, 0, 0, bth, len);
-	/* Back to just after the flags byte: 13 more IPv4 header bytes,
-	 * then the UDP header and payload up to the ICRC. */
-	diff = srd_crc32_shift_back(diff,
-				    IPV4_HDR_SIZE - 7 + SRD_ICRC_UDP_SIZE +
-					    (uint32_t)len - SRD_ICRC_SIZE);
-	if (solve_id(diff ^ id_solver.df, &found))
-		flags = SRD_IPV4_DF;
-	else if (solve_id(diff, &found))
-		flags = 0;
-	else
-		return -EBADMSG;
-	if (id)
-		*id = found;
-	if (frag_off)
-		*frag_off = flags;
 	return 0;
 }

@@ -23,6 +23,7 @@
 #ifndef SOFTRDMA_DAEMON_NET_ICRC_H
 #define SOFTRDMA_DAEMON_NET_ICRC_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/uio.h>
@@ -92,6 +93,13 @@ uint32_t srd_icrc_v4_from_iov(const struct srd_icrc_udp4 *f, uint16_t id,
 uint32_t srd_icrc_v6_from_iov(const struct srd_icrc_udp6 *f,
 			      const struct iovec *iov, int iovcnt, size_t len);
 
+/* A UDP payload of len bytes (BTH ... ICRC) can hold an ICRC and fit IP. */
+static inline bool srd_icrc_len_ok(size_t len)
+{
+	return len >= SRD_ICRC_BTH_SIZE + SRD_ICRC_SIZE &&
+	       len <= 65535u - SRD_ICRC_UDP_SIZE;
+}
+
 /* Store/load the ICRC in the last 4 bytes of the len bytes at buf. */
 void srd_icrc_put(void *buf, size_t len, uint32_t icrc);
 uint32_t srd_icrc_get(const void *buf, size_t len);
@@ -110,9 +118,10 @@ int srd_icrc_check_v6(const struct srd_icrc_udp6 *f, const void *bth,
 
 /*
  * Check of an IPv4 packet received on an ordinary UDP socket, which does
- * not show the identification and flags that the ICRC covers.  The CRC is
- * affine in those bits, so this solves for the 16-bit id (with DF set, and
- * with no flags) that makes the ICRC right; at most one answer exists.
+ * not show the identification and flags that the ICRC covers (icrc_v4id.c).
+ * The CRC is affine in those bits, so this solves for the 16-bit id (with
+ * DF set, and with no flags) that makes the ICRC right; at most one answer
+ * exists.
  * On success returns 0 and stores the id and flags word found (host order;
  * either pointer may be NULL).  Returns -EBADMSG if no id explains the
  * ICRC, -EINVAL for a bad length.
