@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Completion queues: creation, resizing, destruction. */
+/* Completion queues: creation, resizing, destruction, arming. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -192,4 +192,15 @@ int srd_modify_cq(struct ibv_cq *ibcq, struct ibv_modify_cq_attr *attr)
 	req.cq_count = attr->moderate.cq_count;
 	req.cq_period = attr->moderate.cq_period;
 	return srd_ret_errno(srd_ctx_cmd(to_ctx(ibcq->context), &a));
+}
+
+int srd_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
+{
+	struct srd_ucq *cq = to_cq(ibcq);
+
+	__atomic_fetch_or(&cq->ctl->arm,
+			  solicited_only ? SRD_CQ_ARM_SOLICITED
+					 : SRD_CQ_ARM_NEXT,
+			  __ATOMIC_SEQ_CST);
+	return 0;
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Polling a CQ: CQEs are valid by their owner bit, so no producer index
- * and no system call.  Also arming the CQ and ringing the doorbell.
+ * and no system call; an empty CQ yields the CPU or sleeps.
  */
 #include <linux/futex.h>
 #include <sched.h>
@@ -269,30 +269,4 @@ void srd_poll_idle(struct srd_ucq *cq)
 		cq_sleep(cq, cons);
 	else
 		sched_yield();
-}
-
-int srd_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
-{
-	struct srd_ucq *cq = to_cq(ibcq);
-
-	__atomic_fetch_or(&cq->ctl->arm,
-			  solicited_only ? SRD_CQ_ARM_SOLICITED
-					 : SRD_CQ_ARM_NEXT,
-			  __ATOMIC_SEQ_CST);
-	return 0;
-}
-
-void srd_ring_doorbell(struct srd_context *ctx)
-{
-	static const uint64_t one = 1;
-
-	/* Pairs with the engine's fence between setting engine_sleeping and
-	 * its last look at the rings: one of us sees the other. */
-	atomic_thread_fence(memory_order_seq_cst);
-	if (__atomic_load_n(&ctx->dev_page->engine_sleeping,
-			    __ATOMIC_RELAXED)) {
-		ssize_t r = write(ctx->doorbell_fd, &one, sizeof(one));
-
-		(void)r;
-	}
 }
