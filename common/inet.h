@@ -2,8 +2,8 @@
 /*
  * Internet header helpers both sides need: how a RoCE v2 GID holds an IPv4
  * address (IPv4-mapped IPv6, RFC 4291 2.5.5.2), the ones' complement
- * checksum (RFC 1071), and the one IPv4 header RoCE v2 sends (20 bytes, no
- * options).
+ * checksum (RFC 1071), the one IPv4 header RoCE v2 sends (20 bytes, no
+ * options), and the first word of an IPv6 header.
  */
 #ifndef SOFTRDMA_COMMON_INET_H
 #define SOFTRDMA_COMMON_INET_H
@@ -16,6 +16,7 @@
 #define SRD_IPV4_HDR_BYTES 20
 #define SRD_IPV4_DF 0x4000
 #define SRD_IPPROTO_UDP 17
+#define SRD_IPV6_FLOW_LABEL_MASK 0xfffffu
 
 static inline bool srd_gid_is_v4mapped(const uint8_t gid[16])
 {
@@ -88,6 +89,18 @@ static inline void srd_ipv4_build(uint8_t out[SRD_IPV4_HDR_BYTES],
 	sum = srd_inet_csum_fold(srd_inet_csum_add(0, out, SRD_IPV4_HDR_BYTES));
 	out[10] = (uint8_t)(sum >> 8);
 	out[11] = (uint8_t)sum;
+}
+
+/* The parts of an IPv6 header's first word (version, traffic class, flow
+ * label), vtf in host order. */
+static inline uint8_t srd_ipv6_tclass(uint32_t vtf)
+{
+	return (uint8_t)(vtf >> 20);
+}
+
+static inline uint32_t srd_ipv6_flow_label(uint32_t vtf)
+{
+	return vtf & SRD_IPV6_FLOW_LABEL_MASK;
 }
 
 #endif

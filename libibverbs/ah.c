@@ -138,8 +138,8 @@ LIB_EXPORT int ibv_init_ah_from_wc(struct ibv_context *context,
 
 		ours = grh->dgid;
 		ah_attr->grh.dgid = grh->sgid;
-		ah_attr->grh.flow_label = vtf & 0xfffff;
-		ah_attr->grh.traffic_class = (uint8_t)(vtf >> 20);
+		ah_attr->grh.flow_label = srd_ipv6_flow_label(vtf);
+		ah_attr->grh.traffic_class = srd_ipv6_tclass(vtf);
 		break;
 	}
 	default:

@@ -453,8 +453,8 @@ static void gsi_parse_grh(const uint8_t *grh, struct cm_mad_src *src)
 	} else {
 		uint32_t vtf = mad_get_be32(grh);
 
-		src->tclass = (uint8_t)(vtf >> 20);
-		src->flow_label = vtf & ROCE_FLOW_LABEL_MASK;
+		src->tclass = srd_ipv6_tclass(vtf);
+		src->flow_label = srd_ipv6_flow_label(vtf);
 		src->hop_limit = grh[7];
 		memcpy(src->sgid.raw, grh + 8, 16);
 		memcpy(src->dgid.raw, grh + 24, 16);

@@ -19,7 +19,6 @@
 #define ROCE_ICRC_BYTES 4
 #define ROCE_GRH_BYTES 40
 #define ROCE_PSN_MASK 0xffffffu
-#define ROCE_FLOW_LABEL_MASK 0xfffffu
 
 /*
  * A UD receive's wc.sl on RoCE v2, as ConnectX reports it (and UCX reads

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/inet.h"
 #include "daemon/core/core.h"
 #include "daemon/core/flow.h"
 
@@ -75,10 +76,10 @@ bool flow_key_of(const uint8_t *buf, size_t len, struct srd_flow_key *k)
 	} else if (et == ETH_P_IPV6 && len >= 40 && buf[0] >> 4 == 6) {
 		uint32_t w = (uint32_t)buf[0] << 24 | (uint32_t)buf[1] << 16 |
 			     (uint32_t)buf[2] << 8 | buf[3];
-		uint32_t fl = w & 0xfffff;
+		uint32_t fl = srd_ipv6_flow_label(w);
 
 		k->l3 = 6;
-		k->tos = (uint8_t)(w >> 20);
+		k->tos = srd_ipv6_tclass(w);
 		k->flow_label[1] = (uint8_t)(fl >> 16);
 		k->flow_label[2] = (uint8_t)(fl >> 8);
 		k->flow_label[3] = (uint8_t)fl;
@@ -265,7 +266,7 @@ static int spec_ipv6(struct srd_flow *f, const uint8_t *p)
 
 	memcpy(&s, p, sizeof(s));
 	/* A flow label has 20 bits. */
-	if (s.mask.flow_label & ~htobe32(0xfffff))
+	if (s.mask.flow_label & ~htobe32(SRD_IPV6_FLOW_LABEL_MASK))
 		return -EINVAL;
 	need_l3(f, 6);
 	set_bytes(f->val.src_ip, f->mask.src_ip, s.val.src_ip, s.mask.src_ip,

@@ -16,6 +16,7 @@
  */
 #include <string.h>
 
+#include "common/inet.h"
 #include "daemon/transport/engine.h"
 
 static const char *const swqe_state_name[] = {
@@ -99,7 +100,7 @@ void tp_fill_path(struct srd_qp_transport *tp, struct srd_pkt *pkt)
 	pkt->dgid = av->grh.dgid;
 	if (av->grh.sgid_index < SRD_MAX_GIDS)
 		pkt->sgid = port->gid[av->grh.sgid_index];
-	pkt->flow_label = av->grh.flow_label & ROCE_FLOW_LABEL_MASK;
+	pkt->flow_label = av->grh.flow_label & SRD_IPV6_FLOW_LABEL_MASK;
 	pkt->hop_limit = av->grh.hop_limit;
 	pkt->tclass = av->grh.traffic_class;
 	pkt->sl = av->sl;
@@ -123,7 +124,7 @@ static void ud_fill_path(struct srd_qp_transport *tp, const struct srd_swqe *s,
 	pkt->dgid = s->dgid;
 	if (s->sgid_index < SRD_MAX_GIDS)
 		pkt->sgid = qp->dev->port.gid[s->sgid_index];
-	pkt->flow_label = s->flow_label & ROCE_FLOW_LABEL_MASK;
+	pkt->flow_label = s->flow_label & SRD_IPV6_FLOW_LABEL_MASK;
 	pkt->hop_limit = s->hop_limit;
 	pkt->tclass = s->tclass;
 	pkt->sl = s->sl;

@@ -518,7 +518,7 @@ static void build_grh(const struct srd_pkt *pkt, uint8_t out[ROCE_GRH_BYTES])
 		struct roce_grh g = {
 			.ver_tclass_flow = htobe32(
 				6u << 28 | (uint32_t)pkt->tclass << 20 |
-				(pkt->flow_label & ROCE_FLOW_LABEL_MASK)),
+				(pkt->flow_label & SRD_IPV6_FLOW_LABEL_MASK)),
 			.paylen = htobe16(udp_len),
 			.next_hdr = 17,
 			.hop_limit = pkt->hop_limit,

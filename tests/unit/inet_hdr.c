@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * common/inet.h: the ones' complement checksum against RFC 1071's worked
- * example, an IPv4 header built byte for byte as a known one, and the
- * IPv4-mapped GID form.
+ * example, an IPv4 header built byte for byte as a known one, the
+ * IPv4-mapped GID form, and the IPv6 traffic class and flow label.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,6 +68,11 @@ int main(void)
 	gid[0] = 0xfe; /* fe80::ffff:... is link-local IPv6 */
 	gid[10] = gid[11] = 0xff;
 	T_ASSERT(!srd_gid_is_v4mapped(gid));
+	/* Version 6, traffic class 0xb8 (EF), flow label 0xabcde. */
+	T_EQ(srd_ipv6_tclass(0x6b8abcde), 0xb8);
+	T_EQ(srd_ipv6_flow_label(0x6b8abcde), 0xabcde);
+	T_EQ(srd_ipv6_flow_label(0xffffffff), 0xfffff);
+	T_EQ(srd_ipv6_tclass(0x60000000), 0);
 	printf("ok inet_hdr\n");
 	return T_EXIT_PASS;
 }
