@@ -285,11 +285,9 @@ static void capture_rx(struct srd_udp *u, const struct srd_udp_meta *m,
 	uint16_t id = 0;
 
 	if (srd_addr_v4(&m->src) && srd_addr_v4(&m->dst)) {
-		struct srd_icrc_udp4 f = { .sport = htons(m->sport),
-					   .dport = htons(m->dport) };
+		struct srd_icrc_udp4 f;
 
-		memcpy(&f.saddr, &m->src.s6_addr[12], 4);
-		memcpy(&f.daddr, &m->dst.s6_addr[12], 4);
+		srd_udp_icrc_v4_fields(m, m->sport, &f);
 		if (srd_icrc_check_v4_noid(&f, buf, len, &id, NULL))
 			id = 0;
 	}

@@ -36,7 +36,9 @@
 #include <sys/socket.h>
 #include <sys/uio.h>
 
+#include "common/inet.h"
 #include "daemon/net/capture.h"
+#include "daemon/net/icrc.h"
 #include "daemon/net/net.h"
 
 #define SRD_UDP_POOL 16
@@ -128,10 +130,17 @@ struct srd_udp {
 int srd_udp_open(struct srd_udp *u, uint16_t port);
 void srd_udp_close(struct srd_udp *u);
 
+/* What the ICRC of an IPv4 packet covers of m, sent from m->src:sport to
+ * m->dst:dport (both addresses IPv4-mapped). */
+void srd_udp_icrc_v4_fields(const struct srd_udp_meta *m, uint16_t sport,
+			    struct srd_icrc_udp4 *f);
 /* The ICRC of the len bytes of UDP payload in iov (BTH first, ICRC field
  * last) as sent from m->src:sport to m->dst:dport with IPv4 id. */
 uint32_t srd_udp_icrc(const struct srd_udp_meta *m, uint16_t sport, uint16_t id,
 		      const struct iovec *iov, int niov, size_t len);
+/* Store in the last 4 of the len bytes at buf (BTH ... ICRC) the ICRC a
+ * Linux UDP socket sending them from m->src:sport gets: IPv4 id 0, DF. */
+void srd_udp_icrc_seal(const struct srd_udp_meta *m, void *buf, size_t len);
 
 /* The pool socket, hence the UDP source port, of a local QP. */
 static inline unsigned int srd_udp_pool_index(uint32_t qpn)
@@ -173,8 +182,7 @@ unsigned int srd_udp_rx(struct srd_udp *u, unsigned int budget,
 /* Whether an address is IPv4-mapped (a RoCE v2 IPv4 GID). */
 static inline bool srd_addr_v4(const struct in6_addr *a)
 {
-	return a->s6_addr32[0] == 0 && a->s6_addr32[1] == 0 &&
-	       a->s6_addr32[2] == htonl(0xffff);
+	return srd_gid_is_v4mapped(a->s6_addr);
 }
 
 #endif

@@ -56,15 +56,22 @@ static bool same_flow(const struct srd_udp_meta *a,
 	       a->hop_limit == b->hop_limit && a->ifindex == b->ifindex;
 }
 
+void srd_udp_icrc_v4_fields(const struct srd_udp_meta *m, uint16_t sport,
+			    struct srd_icrc_udp4 *f)
+{
+	f->sport = htons(sport);
+	f->dport = htons(m->dport);
+	memcpy(&f->saddr, &m->src.s6_addr[12], 4);
+	memcpy(&f->daddr, &m->dst.s6_addr[12], 4);
+}
+
 uint32_t srd_udp_icrc(const struct srd_udp_meta *m, uint16_t sport, uint16_t id,
 		      const struct iovec *iov, int niov, size_t len)
 {
 	if (srd_addr_v4(&m->dst)) {
-		struct srd_icrc_udp4 f = { .sport = htons(sport),
-					   .dport = htons(m->dport) };
+		struct srd_icrc_udp4 f;
 
-		memcpy(&f.saddr, &m->src.s6_addr[12], 4);
-		memcpy(&f.daddr, &m->dst.s6_addr[12], 4);
+		srd_udp_icrc_v4_fields(m, sport, &f);
 		return srd_icrc_v4_from_iov(&f, id, SRD_IPV4_DF, iov, niov,
 					    len);
 	} else {
@@ -75,6 +82,13 @@ uint32_t srd_udp_icrc(const struct srd_udp_meta *m, uint16_t sport, uint16_t id,
 		memcpy(f.daddr, &m->dst, 16);
 		return srd_icrc_v6_from_iov(&f, iov, niov, len);
 	}
+}
+
+void srd_udp_icrc_seal(const struct srd_udp_meta *m, void *buf, size_t len)
+{
+	struct iovec iov = { .iov_base = buf, .iov_len = len };
+
+	srd_icrc_put(buf, len, srd_udp_icrc(m, m->sport, 0, &iov, 1, len));
 }
 
 void srd_udp_tx_queue(struct srd_udp *u, uint32_t qpn,

@@ -95,7 +95,7 @@ int wire_serialize(struct srd_wire *w, const struct srd_pkt *pkt,
 	if (pkt->paylen && dma_copy(w->d, &dst, &src, pkt->paylen))
 		return -EFAULT;
 	memset(buf + hl + pkt->paylen, 0, pad);
-	srd_icrc_put(buf, len, icrc_for(m, buf, len));
+	srd_udp_icrc_seal(m, buf, len);
 	return (int)len;
 }
 
@@ -105,11 +105,9 @@ int wire_check_icrc(const struct srd_udp_meta *m, bool id_known,
 	if (len < SRD_ICRC_BTH_SIZE + SRD_ICRC_SIZE)
 		return -EBADMSG;
 	if (wire_meta_v4(m) && !id_known) {
-		struct srd_icrc_udp4 f = { .sport = htons(m->sport),
-					   .dport = htons(m->dport) };
+		struct srd_icrc_udp4 f;
 
-		memcpy(&f.saddr, &m->src.s6_addr[12], 4);
-		memcpy(&f.daddr, &m->dst.s6_addr[12], 4);
+		srd_udp_icrc_v4_fields(m, m->sport, &f);
 		return srd_icrc_check_v4_noid(&f, buf, len, NULL, NULL)
 			       ? -EBADMSG
 			       : 0;

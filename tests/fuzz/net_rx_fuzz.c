@@ -145,11 +145,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			srd_icrc_put(buf, len,
 				     srd_icrc_v6_from_parts(&f, buf, len));
 		} else {
-			struct srd_icrc_udp4 f = { .sport = htons(m.sport),
-						   .dport = htons(m.dport) };
+			struct srd_icrc_udp4 f;
 
-			memcpy(&f.saddr, &m.src.s6_addr[12], 4);
-			memcpy(&f.daddr, &m.dst.s6_addr[12], 4);
+			srd_udp_icrc_v4_fields(&m, m.sport, &f);
 			srd_icrc_put(buf, len,
 				     srd_icrc_v4_from_parts(&f, sel, 0x4000,
 							    buf, len));

@@ -462,15 +462,10 @@ void eh_udp_rx(struct eh *h, const struct eh_qp *q, const union ibv_gid *peer,
 	struct srd_udp_meta m = { .sport = 49152,
 				  .dport = 4791,
 				  .hop_limit = 64 };
-	struct srd_icrc_udp4 f = { .sport = htons(m.sport),
-				   .dport = htons(m.dport) };
 
 	memcpy(m.src.s6_addr, peer->raw, 16);
 	memcpy(m.dst.s6_addr, q->qp->dev->port.gid[0].raw, 16);
-	memcpy(&f.saddr, &m.src.s6_addr[12], 4);
-	memcpy(&f.daddr, &m.dst.s6_addr[12], 4);
-	srd_icrc_put(p, len,
-		     srd_icrc_v4_from_parts(&f, 0, SRD_IPV4_DF, p, len));
+	srd_udp_icrc_seal(&m, p, len);
 	wire_udp_rx(h->t.d.engine->wire, &m, p, len);
 }
 

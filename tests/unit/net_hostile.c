@@ -88,14 +88,7 @@ static void meta(struct srd_udp_meta *m)
 /* Seal with the ICRC a Linux sender with DF set would have computed. */
 static void seal(struct raw *r)
 {
-	struct srd_icrc_udp4 f = { .sport = htons(r->m.sport),
-				   .dport = htons(r->m.dport) };
-
-	memcpy(&f.saddr, &r->m.src.s6_addr[12], 4);
-	memcpy(&f.daddr, &r->m.dst.s6_addr[12], 4);
-	srd_icrc_put(r->data, r->len,
-		     srd_icrc_v4_from_parts(&f, 0, SRD_IPV4_DF, r->data,
-					    r->len));
+	srd_udp_icrc_seal(&r->m, r->data, r->len);
 }
 
 /* A packet of the values in p with paylen bytes of fill as payload. */

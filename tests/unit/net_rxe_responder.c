@@ -110,14 +110,7 @@ static void put_be64(uint8_t *p, uint64_t v)
  * Linux UDP socket would have sent it). */
 static void reseal(struct cpkt *c)
 {
-	struct srd_icrc_udp4 f = { .sport = htons(c->m.sport),
-				   .dport = htons(c->m.dport) };
-
-	memcpy(&f.saddr, &c->m.src.s6_addr[12], 4);
-	memcpy(&f.daddr, &c->m.dst.s6_addr[12], 4);
-	srd_icrc_put(c->data, c->len,
-		     srd_icrc_v4_from_parts(&f, 0, SRD_IPV4_DF, c->data,
-					    c->len));
+	srd_udp_icrc_seal(&c->m, c->data, c->len);
 }
 
 struct run {

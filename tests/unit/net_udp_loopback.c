@@ -81,12 +81,10 @@ static void receive(struct srd_udp *u, unsigned int n)
 
 static void check_v4(struct srd_udp *u, const struct got *g, uint16_t want_id)
 {
-	struct srd_icrc_udp4 f = { .sport = htons(g->m.sport),
-				   .dport = htons(g->m.dport) };
+	struct srd_icrc_udp4 f;
 	uint16_t id = 0xffff, frag = 0;
 
-	memcpy(&f.saddr, &g->m.src.s6_addr[12], 4);
-	memcpy(&f.daddr, &g->m.dst.s6_addr[12], 4);
+	srd_udp_icrc_v4_fields(&g->m, g->m.sport, &f);
 	T_EQ(srd_icrc_check_v4_noid(&f, g->buf, g->len, &id, &frag), 0);
 	T_EQ(frag, SRD_IPV4_DF);
 	T_EQ(id, want_id);
