@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "common/inet.h"
 #include "t_util.h"
 
 struct ibv_qp *t_raw_qp_create(struct t_dev *d, struct ibv_cq *cq)
@@ -29,23 +30,6 @@ void t_raw_qp_ready(struct ibv_qp *qp)
 	T_RET(ibv_modify_qp(qp, &a, IBV_QP_STATE), 0);
 }
 
-/* The ones' complement sum of len bytes, added to sum. */
-static uint32_t csum_add(uint32_t sum, const uint8_t *p, size_t len)
-{
-	for (size_t i = 0; i + 1 < len; i += 2)
-		sum += (uint32_t)(p[i] << 8 | p[i + 1]);
-	if (len & 1)
-		sum += (uint32_t)p[len - 1] << 8;
-	return sum;
-}
-
-static uint16_t csum_fold(uint32_t sum)
-{
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return (uint16_t)~sum;
-}
-
 static void put16(uint8_t *p, uint16_t v)
 {
 	p[0] = (uint8_t)(v >> 8);
@@ -56,6 +40,15 @@ size_t t_udp4_frame(uint8_t *buf, const struct t_udp4 *u, const void *pay,
 		    size_t len)
 {
 	uint8_t *ip = buf + 14, *udp = ip + 20;
+	const struct srd_ipv4_fields h = {
+		.ttl = 64,
+		.protocol = SRD_IPPROTO_UDP,
+		.payload_len = (uint16_t)(8 + len),
+		.id = 0x1234,
+		.frag_off = SRD_IPV4_DF,
+		.saddr = &u->saddr,
+		.daddr = &u->daddr,
+	};
 	uint8_t pseudo[12];
 	uint32_t sum;
 	uint16_t c;
@@ -63,16 +56,7 @@ size_t t_udp4_frame(uint8_t *buf, const struct t_udp4 *u, const void *pay,
 	memcpy(buf, u->dmac, 6);
 	memcpy(buf + 6, u->smac, 6);
 	put16(buf + 12, 0x0800);
-	memset(ip, 0, 20);
-	ip[0] = 0x45;
-	put16(ip + 2, (uint16_t)(20 + 8 + len));
-	put16(ip + 4, 0x1234);
-	ip[6] = 0x40; /* DF */
-	ip[8] = 64;
-	ip[9] = 17;
-	memcpy(ip + 12, &u->saddr, 4);
-	memcpy(ip + 16, &u->daddr, 4);
-	put16(ip + 10, csum_fold(csum_add(0, ip, 20)));
+	srd_ipv4_build(ip, &h);
 	put16(udp, u->sport);
 	put16(udp + 2, u->dport);
 	put16(udp + 4, (uint16_t)(8 + len));
@@ -80,10 +64,11 @@ size_t t_udp4_frame(uint8_t *buf, const struct t_udp4 *u, const void *pay,
 	memcpy(udp + 8, pay, len);
 	memcpy(pseudo, ip + 12, 8);
 	pseudo[8] = 0;
-	pseudo[9] = 17;
+	pseudo[9] = SRD_IPPROTO_UDP;
 	put16(pseudo + 10, (uint16_t)(8 + len));
-	sum = csum_add(csum_add(0, pseudo, sizeof(pseudo)), udp, 8 + len);
-	c = csum_fold(sum);
+	sum = srd_inet_csum_add(srd_inet_csum_add(0, pseudo, sizeof(pseudo)),
+				udp, 8 + len);
+	c = srd_inet_csum_fold(sum);
 	put16(udp + 6, c ? c : 0xffff);
 	return 14 + 20 + 8 + len;
 }

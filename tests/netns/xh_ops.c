@@ -9,6 +9,7 @@
 #include <arpa/inet.h>
 #include <stdio.h>
 
+#include "common/inet.h"
 #include "xhost.h"
 
 #define W 10000 /* ms for one completion */
@@ -369,17 +370,6 @@ static void op_large(struct xh *x, struct xh_qp *q)
 	xh_sync(x);
 }
 
-static uint16_t ip_csum(const uint8_t *h)
-{
-	uint32_t sum = 0;
-
-	for (int i = 0; i < 20; i += 2)
-		sum += (uint32_t)(h[i] << 8 | h[i + 1]);
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return (uint16_t)~sum;
-}
-
 /* The 40 bytes in front of a UD receive: the IPv6 header, or for RoCE v2
  * over IPv4, 20 bytes of zeros and the IPv4 header. */
 static void check_grh(struct xh *x, const uint8_t *g, const uint8_t *sgid,
@@ -402,7 +392,7 @@ static void check_grh(struct xh *x, const uint8_t *g, const uint8_t *sgid,
 		T_GT(ip[8], 0); /* TTL */
 		T_MEMEQ(ip + 12, sgid + 12, 4);
 		T_MEMEQ(ip + 16, dgid + 12, 4);
-		T_EQ(ip_csum(ip), 0);
+		T_EQ(srd_inet_csum_fold(srd_inet_csum_add(0, ip, 20)), 0);
 	} else {
 		T_EQ(g[0] >> 4, 6);
 		T_EQ(g[4] << 8 | g[5], udp_len);

@@ -11,6 +11,7 @@
 #include <endian.h>
 #include <string.h>
 
+#include "common/inet.h"
 #include "tests/unit/engine_harness.h"
 
 #define ALL_ACCESS                                          \
@@ -159,17 +160,6 @@ static void test_uc(void)
 	EH_CQE(e, IBV_WC_SUCCESS, IBV_WC_RECV, 0x14);
 }
 
-static uint16_t csum(const uint8_t *p, size_t n)
-{
-	uint32_t s = 0;
-
-	for (size_t i = 0; i < n; i += 2)
-		s += (uint32_t)p[i] << 8 | p[i + 1];
-	while (s >> 16)
-		s = (s & 0xffff) + (s >> 16);
-	return (uint16_t)s;
-}
-
 static void test_ud(void)
 {
 	struct eh_qp a, b;
@@ -218,7 +208,7 @@ static void test_ud(void)
 	T_EQ(g[26], 0x40); /* DF */
 	T_EQ(g[28], 64);   /* TTL = hop limit */
 	T_EQ(g[29], 17);
-	T_EQ(csum(g + 20, 20), 0xffff);
+	T_EQ(srd_inet_csum_fold(srd_inet_csum_add(0, g + 20, 20)), 0);
 	T_EQ(g[32], 127);
 	T_EQ(g[35], 1);
 	T_EQ(g[36], 127);

@@ -26,6 +26,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/inet.h"
 #include "daemon/net/icrc.h"
 #include "daemon/net/net.h"
 #include "daemon/net/pcap.h"
@@ -70,9 +71,10 @@ static uint64_t rnd(void)
 
 static void v4mapped(const char *a, uint8_t raw[16])
 {
-	memset(raw, 0, 16);
-	raw[10] = raw[11] = 0xff;
-	T_ASSERT(inet_pton(AF_INET, a, raw + 12) == 1);
+	uint8_t v4[4];
+
+	T_ASSERT(inet_pton(AF_INET, a, v4) == 1);
+	srd_gid_from_v4(raw, v4);
 }
 
 static void meta(struct srd_udp_meta *m)
