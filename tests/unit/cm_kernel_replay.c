@@ -24,8 +24,8 @@
 #include <string.h>
 
 #include "daemon/cm/cm.h"
-#include "tests/func/cm/t_cm_core.h"
-#include "tests/func/cm/t_cm_mads.h"
+#include "tests/unit/t_cm_core.h"
+#include "tests/unit/t_cm_mads.h"
 
 #define MAX_MADS 32
 #define PORT 7174 /* the capture's service ID */

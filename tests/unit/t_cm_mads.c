@@ -5,7 +5,7 @@
 #include "common/ring.h"
 #include "daemon/net/pcap.h"
 #include "daemon/core/objects.h"
-#include "tests/func/cm/t_cm_mads.h"
+#include "tests/unit/t_cm_mads.h"
 
 static uint32_t sq_seen;
 

@@ -19,8 +19,8 @@
 
 #include "daemon/net/roce.h"
 #include "daemon/cm/cm.h"
-#include "tests/func/cm/t_cm_core.h"
-#include "tests/func/cm/t_cm_mads.h"
+#include "tests/unit/t_cm_core.h"
+#include "tests/unit/t_cm_mads.h"
 
 #define MAX_MADS 16
 

@@ -6,7 +6,7 @@
 
 #include "daemon/cm/cm.h"
 #include "daemon/transport/engine.h"
-#include "tests/func/cm/t_cm_core.h"
+#include "tests/unit/t_cm_core.h"
 
 void (*tc_each_pass)(void);
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The CM tests that run the daemon inside the test process (label unit):
+ * The CM tests that run the daemon inside the test process:
  * CM commands straight to the dispatcher, the engine and the CM pumped
  * after each, so the timers and the MADs can be watched and driven.
  */

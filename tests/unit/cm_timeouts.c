@@ -23,7 +23,7 @@
 #include "daemon/cm/cm.h"
 #include "daemon/net/net.h"
 #include "daemon/transport/wire_ctl.h"
-#include "tests/func/cm/t_cm_core.h"
+#include "tests/unit/t_cm_core.h"
 
 #define MS 1000000ull
 

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "daemon/cm/cm.h"
-#include "tests/func/cm/t_cm_core.h"
+#include "tests/unit/t_cm_core.h"
 
 static struct t_core t;
 static void pump(void)
