@@ -177,10 +177,8 @@ int main(void)
 					 CM_ATTR_DREQ, CM_ATTR_DREP };
 	int ret = read_theirs();
 
-	if (ret == -ENOENT) {
-		printf("FAIL: no capture in %s\n", SRD_RXE_VECTORS_DIR);
-		return 1;
-	}
+	if (ret == -ENOENT)
+		T_FAIL("no capture in %s", SRD_RXE_VECTORS_DIR);
 	T_EQ(ret, 0);
 	T_EQ(ntheirs, 5);
 	t_core_init(&t);

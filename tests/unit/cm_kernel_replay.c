@@ -253,10 +253,8 @@ int main(void)
 	int n = tcm_read_pcap(SRD_RXE_VECTORS_DIR "/rping_cm.pcap", theirs,
 			      MAX_MADS);
 
-	if (n == -ENOENT) {
-		printf("FAIL: no capture in %s\n", SRD_RXE_VECTORS_DIR);
-		return 1;
-	}
+	if (n == -ENOENT)
+		T_FAIL("no capture in %s", SRD_RXE_VECTORS_DIR);
 	T_ASSERT(n > 0);
 	kreq = find(CM_ATTR_REQ, theirs, (unsigned int)n);
 	krep = find(CM_ATTR_REP, theirs, (unsigned int)n);

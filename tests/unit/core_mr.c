@@ -85,10 +85,8 @@ static void copies(struct tmr *a, struct tmr *b, const char *what)
 	T_EQ(mr_copy(b->mr, b->iova + 3, a->mr, a->iova + 5, LEN - 10, NULL),
 	     0);
 	for (size_t i = 0; i < LEN - 10; i++)
-		if (b->p[i + 3] != a->p[i + 5]) {
-			fprintf(stderr, "%s: byte %zu differs\n", what, i);
-			exit(T_EXIT_FAIL);
-		}
+		if (b->p[i + 3] != a->p[i + 5])
+			T_FAIL("%s: byte %zu differs", what, i);
 	T_EQ(b->p[0], 0);
 	T_EQ(b->p[LEN - 1], 0);
 	T_EQ(mr_read(a->mr, a->iova + 1000, buf, sizeof(buf)), 0);

@@ -199,8 +199,7 @@ static int wait_connect(const char *name, pid_t pid)
 		T_EQ(waitpid(pid, NULL, WNOHANG), 0);
 		usleep(10000);
 	}
-	fprintf(stderr, "activated daemon did not answer on @%s\n", name);
-	exit(T_EXIT_FAIL);
+	T_FAIL("activated daemon did not answer on @%s", name);
 }
 
 static int stop(pid_t pid)

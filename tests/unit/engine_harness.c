@@ -411,19 +411,16 @@ struct srd_cqe eh_wait(struct eh *h, struct eh_cq *cq, int max)
 			return e;
 		eh_run(h, 1);
 	}
-	fprintf(stderr, "no CQE after %d passes\n", max);
-	exit(T_EXIT_FAIL);
+	T_FAIL("no CQE after %d passes", max);
 }
 
 void eh_none(struct eh_cq *cq)
 {
 	struct srd_cqe e;
 
-	if (eh_poll(cq, &e)) {
-		fprintf(stderr, "unexpected CQE wr_id %llu status %u op %u\n",
-			(unsigned long long)e.wr_id, e.status, e.opcode);
-		exit(T_EXIT_FAIL);
-	}
+	if (eh_poll(cq, &e))
+		T_FAIL("unexpected CQE wr_id %llu status %u op %u",
+		       (unsigned long long)e.wr_id, e.status, e.opcode);
 }
 
 bool eh_event(struct eh *h, struct srd_async_event *ev)
@@ -438,9 +435,8 @@ void eh_expect_event(struct eh *h, uint32_t type, uint64_t user_handle)
 	while (eh_event(h, &ev))
 		if (ev.event_type == type && ev.user_handle == user_handle)
 			return;
-	fprintf(stderr, "async event %u for 0x%llx not seen\n", type,
-		(unsigned long long)user_handle);
-	exit(T_EXIT_FAIL);
+	T_FAIL("async event %u for 0x%llx not seen", type,
+	       (unsigned long long)user_handle);
 }
 
 void eh_bth(uint8_t *p, uint8_t opcode, uint32_t qpn, uint32_t psn)

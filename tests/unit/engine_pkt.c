@@ -207,10 +207,8 @@ static int test_captures(void)
 
 		snprintf(path, sizeof(path), "%s/%s", SRD_RXE_VECTORS_DIR,
 			 files[f]);
-		if (srd_pcap_open(&r, path)) {
-			fprintf(stderr, "FAIL: cannot open %s\n", path);
-			return 1;
-		}
+		if (srd_pcap_open(&r, path))
+			T_FAIL("cannot open %s", path);
 		while ((ret = srd_pcap_next(&r, &pk)) == 1) {
 			const uint8_t *ip = pk.data + pk.l3_off;
 			const uint8_t *udp, *bth;
@@ -225,18 +223,14 @@ static int test_captures(void)
 			len = (udp[4] << 8 | udp[5]) - 8 - ROCE_ICRC_BYTES;
 			bth = udp + 8;
 			hl = srd_pkt_hdr_read(&p, bth, len);
-			if (hl < 0) {
-				fprintf(stderr, "%s: opcode 0x%02x rejected\n",
-					files[f], bth[0]);
-				return T_EXIT_FAIL;
-			}
+			if (hl < 0)
+				T_FAIL("%s: opcode 0x%02x rejected", files[f],
+				       bth[0]);
 			T_EQ(hl + p.paylen + srd_pkt_pad(p.paylen), len);
 			T_EQ(srd_pkt_hdr_write(&p, out, sizeof(out)), hl);
-			if (memcmp(out, bth, hl)) {
-				fprintf(stderr, "%s: %s differs when written\n",
-					files[f], srd_op_name(p.opcode));
-				return T_EXIT_FAIL;
-			}
+			if (memcmp(out, bth, hl))
+				T_FAIL("%s: %s differs when written", files[f],
+				       srd_op_name(p.opcode));
 			if (p.opcode == ROCE_RC_SEND_FIRST ||
 			    p.opcode == ROCE_RC_WRITE_MIDDLE ||
 			    p.opcode == ROCE_RC_READ_RESPONSE_FIRST)
@@ -266,11 +260,8 @@ static int test_captures(void)
 		ROCE_UD_SEND_ONLY,
 	};
 	for (unsigned int i = 0; i < sizeof(expect); i++)
-		if (!seen[expect[i]]) {
-			fprintf(stderr, "no %s in the captures\n",
-				srd_op_name(expect[i]));
-			return T_EXIT_FAIL;
-		}
+		if (!seen[expect[i]])
+			T_FAIL("no %s in the captures", srd_op_name(expect[i]));
 	printf("# %u rxe packets round-tripped\n", total);
 	return T_EXIT_PASS;
 }

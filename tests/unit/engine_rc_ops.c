@@ -28,10 +28,8 @@ static void pattern(uint8_t *p, size_t n, uint8_t seed)
 
 static void same(const void *x, const void *y, size_t n, const char *what)
 {
-	if (memcmp(x, y, n)) {
-		fprintf(stderr, "%s: data differs\n", what);
-		exit(T_EXIT_FAIL);
-	}
+	if (memcmp(x, y, n))
+		T_FAIL("%s: data differs", what);
 }
 
 static struct srd_send_wqe wqe(uint64_t id, uint8_t op, uint8_t flags,

@@ -35,11 +35,8 @@ static void parse_bad(const char *text, const char *why)
 	char err[128] = "";
 
 	T_EQ(srd_fault_parse(text, &r, err, sizeof(err)), -EINVAL);
-	if (!strstr(err, why)) {
-		fprintf(stderr, "\"%s\": \"%s\" lacks \"%s\"\n", text, err,
-			why);
-		T_ASSERT(0);
-	}
+	if (!strstr(err, why))
+		T_FAIL("\"%s\": \"%s\" lacks \"%s\"", text, err, why);
 }
 
 static void syntax(void)
@@ -226,9 +223,7 @@ static void wait_log(const char *log, const char *text, int count)
 			return;
 		usleep(10000);
 	}
-	fprintf(stderr, "log %s never said \"%s\" %d times\n", log, text,
-		count);
-	exit(T_EXIT_FAIL);
+	T_FAIL("log %s never said \"%s\" %d times", log, text, count);
 }
 
 static void sighup(const char *rules)

@@ -142,10 +142,8 @@ static void good_write(uint32_t psn, size_t off, uint32_t len, uint8_t fill)
 
 static void check_mr(const char *when)
 {
-	if (memcmp(mr.p, shadow, MR_LEN)) {
-		fprintf(stderr, "FAIL: the MR changed: %s\n", when);
-		exit(T_EXIT_FAIL);
-	}
+	if (memcmp(mr.p, shadow, MR_LEN))
+		T_FAIL("the MR changed: %s", when);
 }
 
 static struct srd_net_counters counters(void)

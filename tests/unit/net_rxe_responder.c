@@ -361,10 +361,8 @@ static void run_file(const char *file)
 
 	snprintf(in, sizeof(in), "%s/%s", SRD_RXE_VECTORS_DIR, file);
 	n = load(in, all);
-	if (n < 0) {
-		printf("FAIL: %s not readable\n", in);
-		exit(1);
-	}
+	if (n < 0)
+		T_FAIL("%s not readable", in);
 	while (lo < n) {
 		uint32_t qpn = UINT32_MAX;
 		int hi = lo;

@@ -110,24 +110,17 @@ static void masks(const struct qp_kind *k, uint32_t qp, enum ibv_qp_state from,
 		if (!(req & bit))
 			continue;
 		go(k, qp, from);
-		if (mod(qp, to, req & ~bit) != -EINVAL) {
-			fprintf(stderr, "%s %d->%d without 0x%x accepted\n",
-				k->name, from, to, bit);
-			exit(T_EXIT_FAIL);
-		}
+		if (mod(qp, to, req & ~bit) != -EINVAL)
+			T_FAIL("%s %d->%d without 0x%x accepted", k->name, from,
+			       to, bit);
 		T_EQ(query_state(qp, NULL), from);
 	}
 	go(k, qp, from);
-	if (mod(qp, to, req | bad) != -EINVAL) {
-		fprintf(stderr, "%s %d->%d with 0x%x accepted\n", k->name, from,
-			to, bad);
-		exit(T_EXIT_FAIL);
-	}
-	if (mod(qp, to, req | opt)) {
-		fprintf(stderr, "%s %d->%d with optional 0x%x refused\n",
-			k->name, from, to, opt);
-		exit(T_EXIT_FAIL);
-	}
+	if (mod(qp, to, req | bad) != -EINVAL)
+		T_FAIL("%s %d->%d with 0x%x accepted", k->name, from, to, bad);
+	if (mod(qp, to, req | opt))
+		T_FAIL("%s %d->%d with optional 0x%x refused", k->name, from,
+		       to, opt);
 	go(k, qp, from);
 	T_EQ(mod(qp, to, req), 0);
 }
@@ -154,18 +147,16 @@ static void rc_values(const struct qp_kind *k, uint32_t qp)
 
 	/* INIT -> RTR values. */
 	go(k, qp, IBV_QPS_INIT);
-#define RTR_BAD(field, val)                                               \
-	do {                                                              \
-		int r_;                                                   \
-		a = good;                                                 \
-		a.qp_state = IBV_QPS_RTR;                                 \
-		a.field = (val);                                          \
-		r_ = t_modify_qp(fd, qp, &a, IBV_QP_STATE | k->rtr, &st); \
-		if (r_ != -EINVAL) {                                      \
-			fprintf(stderr, "%s RTR with %s = %lld: %d\n",    \
-				k->name, #field, (long long)(val), r_);   \
-			exit(T_EXIT_FAIL);                                \
-		}                                                         \
+#define RTR_BAD(field, val)                                                  \
+	do {                                                                 \
+		int r_;                                                      \
+		a = good;                                                    \
+		a.qp_state = IBV_QPS_RTR;                                    \
+		a.field = (val);                                             \
+		r_ = t_modify_qp(fd, qp, &a, IBV_QP_STATE | k->rtr, &st);    \
+		if (r_ != -EINVAL)                                           \
+			T_FAIL("%s RTR with %s = %lld: %d", k->name, #field, \
+			       (long long)(val), r_);                        \
 	} while (0)
 	RTR_BAD(path_mtu, 6);
 	RTR_BAD(path_mtu, 0);
@@ -190,18 +181,16 @@ static void rc_values(const struct qp_kind *k, uint32_t qp)
 	if (k->type == IBV_QPT_RC)
 		T_EQ(a.max_dest_rd_atomic, good.max_dest_rd_atomic);
 
-#define RTS_BAD(field, val)                                               \
-	do {                                                              \
-		int r_;                                                   \
-		a = good;                                                 \
-		a.qp_state = IBV_QPS_RTS;                                 \
-		a.field = (val);                                          \
-		r_ = t_modify_qp(fd, qp, &a, IBV_QP_STATE | k->rts, &st); \
-		if (r_ != -EINVAL) {                                      \
-			fprintf(stderr, "%s RTS with %s = %lld: %d\n",    \
-				k->name, #field, (long long)(val), r_);   \
-			exit(T_EXIT_FAIL);                                \
-		}                                                         \
+#define RTS_BAD(field, val)                                                  \
+	do {                                                                 \
+		int r_;                                                      \
+		a = good;                                                    \
+		a.qp_state = IBV_QPS_RTS;                                    \
+		a.field = (val);                                             \
+		r_ = t_modify_qp(fd, qp, &a, IBV_QP_STATE | k->rts, &st);    \
+		if (r_ != -EINVAL)                                           \
+			T_FAIL("%s RTS with %s = %lld: %d", k->name, #field, \
+			       (long long)(val), r_);                        \
 	} while (0)
 	if (k->type == IBV_QPT_RC) {
 		RTS_BAD(timeout, 32);

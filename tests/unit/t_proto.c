@@ -51,8 +51,7 @@ void t_daemon_start(struct t_daemon *td, const char *const *extra)
 		}
 		usleep(10000);
 	}
-	fprintf(stderr, "daemon did not come up\n");
-	exit(T_EXIT_FAIL);
+	T_FAIL("daemon did not come up");
 }
 
 int t_daemon_stop(struct t_daemon *td)
@@ -115,16 +114,11 @@ int t_cmd(int fd, uint32_t op, const void *req, uint32_t len, const int *fds,
 	struct srd_msg_hdr rh;
 
 	n = srd_msg_send(fd, &h, req, fds, nfds);
-	if (n < 0) {
-		fprintf(stderr, "send op %u: %s\n", op, strerror(-n));
-		exit(T_EXIT_FAIL);
-	}
+	if (n < 0)
+		T_FAIL("send op %u: %s", op, strerror(-n));
 	n = srd_msg_recv(fd, buf, sizeof(buf), got, &ngot, SRD_MAX_FDS);
-	if (n <= 0) {
-		fprintf(stderr, "recv op %u: %s\n", op,
-			n ? strerror(-n) : "EOF");
-		exit(T_EXIT_FAIL);
-	}
+	if (n <= 0)
+		T_FAIL("recv op %u: %s", op, n ? strerror(-n) : "EOF");
 	memcpy(&rh, buf, sizeof(rh));
 	T_EQ(rh.op, op);
 	if (replen)
@@ -391,8 +385,7 @@ void t_expect_fds(pid_t pid, int want)
 			return;
 		usleep(10000);
 	}
-	fprintf(stderr, "daemon holds %d fds, expected %d\n", n, want);
-	exit(T_EXIT_FAIL);
+	T_FAIL("daemon holds %d fds, expected %d", n, want);
 }
 
 int t_map_count(pid_t pid)
