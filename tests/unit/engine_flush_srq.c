@@ -11,28 +11,12 @@
 
 #include "tests/unit/engine_harness.h"
 
-#define ALL_ACCESS                                          \
-	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
-	 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)
 #define MRLEN (1u << 20)
 
 static struct eh h;
 static struct eh_cq scq, rcq;
 static struct eh_mr ma, mb;
 static struct srd_rep rp;
-
-static struct srd_send_wqe wqe(uint64_t id, uint8_t op, uint8_t flags,
-			       uint8_t nsge)
-{
-	struct srd_send_wqe w;
-
-	memset(&w, 0, sizeof(w));
-	w.wr_id = id;
-	w.opcode = op;
-	w.flags = flags;
-	w.num_sge = nsge;
-	return w;
-}
 
 static void set_state(struct eh_qp *q, enum ibv_qp_state st, int extra,
 		      struct ibv_qp_attr *a)
@@ -66,7 +50,7 @@ static void test_flush(void)
 	eh_qp(&h, h.pd, IBV_QPT_RC, &scq, &rcq, NULL, NULL, false, &a);
 	eh_connect(&h, &a, 0x7777, &c);
 	for (int i = 0; i < 3; i++) {
-		w = wqe(i, IBV_WR_SEND, i == 1 ? SRD_WQE_SIGNALED : 0, 1);
+		w = eh_wqe(i, IBV_WR_SEND, i == 1 ? SRD_WQE_SIGNALED : 0, 1);
 		eh_post_send(&a, &w, (struct srd_sge[]){ eh_sge(&ma, 0, 10) },
 			     NULL);
 	}
@@ -94,7 +78,7 @@ static void test_flush(void)
 	eh_none(&rcq);
 
 	/* Posted in ERR: flushed by the next pass. */
-	w = wqe(3, IBV_WR_RDMA_WRITE, 0, 0);
+	w = eh_wqe(3, IBV_WR_RDMA_WRITE, 0, 0);
 	eh_post_send(&a, &w, NULL, NULL);
 	eh_post_recv(&a, 0x12, NULL, 0);
 	T_EQ(eh_run(&h, 1), 1);
@@ -107,7 +91,7 @@ static void test_flush(void)
 	T_EQ(eh_run(&h, 3), 0); /* an idle QP in ERR is not work */
 
 	/* RESET forgets; reconnected to a real peer, the QP works. */
-	w = wqe(4, IBV_WR_SEND, SRD_WQE_SIGNALED, 0);
+	w = eh_wqe(4, IBV_WR_SEND, SRD_WQE_SIGNALED, 0);
 	set_state(&a, IBV_QPS_RESET, 0, NULL);
 	eh_qp(&h, h.pd, IBV_QPT_RC, &scq, &rcq, NULL, NULL, false, &b);
 	eh_connect(&h, &a, b.qpn, NULL);
@@ -121,7 +105,7 @@ static void test_flush(void)
 	EH_CQE(e, IBV_WC_SUCCESS, IBV_WC_RECV, 0x20);
 
 	/* A WQE left in the ring across RESET is never executed. */
-	w = wqe(5, IBV_WR_SEND, SRD_WQE_SIGNALED, 0);
+	w = eh_wqe(5, IBV_WR_SEND, SRD_WQE_SIGNALED, 0);
 	set_state(&b, IBV_QPS_RESET, 0, NULL);
 	eh_post_send(&b, &w, NULL, NULL);
 	eh_connect(&h, &b, a.qpn, NULL);
@@ -163,7 +147,7 @@ static void test_srq(void)
 	drain_events();
 
 	/* Two QPs draw from the one SRQ, in order. */
-	w = wqe(1, IBV_WR_SEND, SRD_WQE_SIGNALED, 1);
+	w = eh_wqe(1, IBV_WR_SEND, SRD_WQE_SIGNALED, 1);
 	eh_post_send(&a1, &w, (struct srd_sge[]){ eh_sge(&ma, 0, 700) }, NULL);
 	eh_wait(&h, &scq, 5);
 	e = eh_wait(&h, &rcq, 5);
@@ -201,7 +185,7 @@ static void test_srq(void)
 
 	/* b1 takes the last WQE for a long SEND and goes to ERR half-way:
 	 * the WQE flushes (marked SRQ), then LAST_WQE_REACHED. */
-	w = wqe(5, IBV_WR_SEND, SRD_WQE_SIGNALED, 1);
+	w = eh_wqe(5, IBV_WR_SEND, SRD_WQE_SIGNALED, 1);
 	eh_post_srq(&s, 0x105, (struct srd_sge[]){ eh_sge(&mb, 0, 100) }, 1);
 	eh_post_send(&a1, &w, (struct srd_sge[]){ eh_sge(&ma, 0, MRLEN) },
 		     NULL);
@@ -218,7 +202,7 @@ static void test_srq(void)
 	eh_run(&h, 3);
 	T_ASSERT(!eh_event(&h, &ev)); /* once */
 	/* The other QP still has the SRQ's last WQE. */
-	w = wqe(6, IBV_WR_SEND, SRD_WQE_SIGNALED, 1);
+	w = eh_wqe(6, IBV_WR_SEND, SRD_WQE_SIGNALED, 1);
 	eh_post_send(&a2, &w, (struct srd_sge[]){ eh_sge(&ma, 0, 10) }, NULL);
 	for (;;) {
 		e = eh_wait(&h, &scq, 2000);
@@ -243,7 +227,7 @@ static void test_sqd(void)
 	eh_qp(&h, h.pd, IBV_QPT_RC, &scq, &rcq, NULL, NULL, false, &b);
 	eh_connect_pair(&h, &a, &b, NULL);
 	drain_events();
-	w = wqe(1, IBV_WR_RDMA_WRITE, SRD_WQE_SIGNALED, 1);
+	w = eh_wqe(1, IBV_WR_RDMA_WRITE, SRD_WQE_SIGNALED, 1);
 	w.remote_addr = (uintptr_t)mb.p;
 	w.rkey = mb.lkey;
 	eh_post_send(&a, &w, (struct srd_sge[]){ eh_sge(&ma, 0, MRLEN) }, NULL);
@@ -253,7 +237,7 @@ static void test_sqd(void)
 	at.en_sqd_async_notify = 1;
 	set_state(&a, IBV_QPS_SQD, IBV_QP_EN_SQD_ASYNC_NOTIFY, &at);
 	T_EQ(a.qp->attr.sq_draining, 1);
-	w = wqe(2, IBV_WR_RDMA_WRITE, SRD_WQE_SIGNALED, 1);
+	w = eh_wqe(2, IBV_WR_RDMA_WRITE, SRD_WQE_SIGNALED, 1);
 	w.remote_addr = (uintptr_t)mb.p;
 	w.rkey = mb.lkey;
 	eh_post_send(&a, &w, (struct srd_sge[]){ eh_sge(&ma, 0, 8) }, NULL);
@@ -292,7 +276,7 @@ static void test_cq_overrun(void)
 	eh_connect_pair(&h, &a, &b, NULL);
 	drain_events();
 	for (int i = 0; i < 6; i++) {
-		w = wqe(i, IBV_WR_RDMA_WRITE, SRD_WQE_SIGNALED, 1);
+		w = eh_wqe(i, IBV_WR_RDMA_WRITE, SRD_WQE_SIGNALED, 1);
 		w.remote_addr = (uintptr_t)mb.p;
 		w.rkey = mb.lkey;
 		eh_post_send(&a, &w, (struct srd_sge[]){ eh_sge(&ma, 0, 8) },
@@ -317,8 +301,8 @@ int main(void)
 	eh_init(&h);
 	eh_cq(&h, 256, &scq);
 	eh_cq(&h, 256, &rcq);
-	eh_mr(&h, h.pd, MRLEN, ALL_ACCESS, &ma);
-	eh_mr(&h, h.pd, MRLEN, ALL_ACCESS, &mb);
+	eh_mr(&h, h.pd, MRLEN, EH_ACCESS_ALL, &ma);
+	eh_mr(&h, h.pd, MRLEN, EH_ACCESS_ALL, &mb);
 	for (size_t i = 0; i < MRLEN; i++)
 		ma.p[i] = (uint8_t)(i * 7 + 1);
 	test_flush();

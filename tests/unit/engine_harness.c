@@ -439,6 +439,18 @@ void eh_expect_event(struct eh *h, uint32_t type, uint64_t user_handle)
 	       (unsigned long long)user_handle);
 }
 
+struct srd_send_wqe eh_wqe(uint64_t id, uint8_t op, uint8_t flags, uint8_t nsge)
+{
+	struct srd_send_wqe w;
+
+	memset(&w, 0, sizeof(w));
+	w.wr_id = id;
+	w.opcode = op;
+	w.flags = flags;
+	w.num_sge = nsge;
+	return w;
+}
+
 void eh_bth(uint8_t *p, uint8_t opcode, uint32_t qpn, uint32_t psn)
 {
 	uint32_t v;

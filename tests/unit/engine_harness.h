@@ -102,6 +102,14 @@ void eh_post_srq(struct eh_srq *s, uint64_t wr_id, const struct srd_sge *sge,
 		 uint32_t num_sge);
 struct srd_sge eh_sge(const struct eh_mr *m, size_t off, uint32_t len);
 
+/* Every remote and local access an MR may grant. */
+#define EH_ACCESS_ALL                                       \
+	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
+	 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)
+/* A send WQE: wr_id id, opcode op, SRD_WQE_* flags, nsge SGEs to fill. */
+struct srd_send_wqe eh_wqe(uint64_t id, uint8_t op, uint8_t flags,
+			   uint8_t nsge);
+
 /* A packet from a peer outside the device, through the UDP receive path:
  * p holds the BTH onwards with the last 4 bytes left for the ICRC, which
  * is filled in here; peer is an IPv4-mapped GID, the destination q's

@@ -14,9 +14,6 @@
 
 #include "tests/unit/engine_harness.h"
 
-#define ALL_ACCESS                                          \
-	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
-	 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)
 #define MRLEN (1u << 20)
 
 static struct eh h;
@@ -286,7 +283,7 @@ static void test_dereg(void)
 	struct srd_cqe e;
 
 	/* The destination of a WRITE goes: remote access error. */
-	eh_mr(&h, h.pd, MRLEN, ALL_ACCESS, &dst);
+	eh_mr(&h, h.pd, MRLEN, EH_ACCESS_ALL, &dst);
 	pair(&a, &b, &c);
 	memset(&w, 0, sizeof(w));
 	w.wr_id = 1;
@@ -304,7 +301,7 @@ static void test_dereg(void)
 	T_EQ(eh_state(&b), IBV_QPS_ERR);
 
 	/* The source goes: the data never arrives, retries run out. */
-	eh_mr(&h, h.pd, MRLEN, ALL_ACCESS, &src);
+	eh_mr(&h, h.pd, MRLEN, EH_ACCESS_ALL, &src);
 	pair(&a, &b, &c);
 	w.wr_id = 2;
 	w.remote_addr = (uintptr_t)mb.p;
@@ -317,7 +314,7 @@ static void test_dereg(void)
 	EH_CQE(e, IBV_WC_RETRY_EXC_ERR, IBV_WC_RDMA_WRITE, 2);
 
 	/* The local buffer of a READ goes: local protection error. */
-	eh_mr(&h, h.pd, MRLEN, ALL_ACCESS, &dst);
+	eh_mr(&h, h.pd, MRLEN, EH_ACCESS_ALL, &dst);
 	pair(&a, &b, &c);
 	w.wr_id = 3;
 	w.opcode = IBV_WR_RDMA_READ;
@@ -329,7 +326,7 @@ static void test_dereg(void)
 	EH_CQE(e, IBV_WC_LOC_PROT_ERR, IBV_WC_RDMA_READ, 3);
 
 	/* The receive buffer of a SEND goes. */
-	eh_mr(&h, h.pd, MRLEN, ALL_ACCESS, &dst);
+	eh_mr(&h, h.pd, MRLEN, EH_ACCESS_ALL, &dst);
 	pair(&a, &b, &c);
 	eh_post_recv(&b, 0x44, (struct srd_sge[]){ eh_sge(&dst, 0, MRLEN) }, 1);
 	w.wr_id = 4;
@@ -348,8 +345,8 @@ int main(void)
 	eh_init(&h);
 	eh_cq(&h, 32767, &scq);
 	eh_cq(&h, 32767, &rcq);
-	eh_mr(&h, h.pd, MRLEN, ALL_ACCESS, &ma);
-	eh_mr(&h, h.pd, MRLEN, ALL_ACCESS, &mb);
+	eh_mr(&h, h.pd, MRLEN, EH_ACCESS_ALL, &ma);
+	eh_mr(&h, h.pd, MRLEN, EH_ACCESS_ALL, &mb);
 	test_bad_prod();
 	test_bad_srq();
 	test_malformed_recv();

@@ -10,26 +10,10 @@
 
 #include "tests/unit/engine_harness.h"
 
-#define ALL_ACCESS                                          \
-	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
-	 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)
-
 static struct eh h;
 static struct eh_cq scq, rcq;
 static struct eh_mr ma, mb, mro, mother;
 static uint32_t pd2;
-
-static struct srd_send_wqe wqe(uint64_t id, uint8_t op, uint8_t nsge)
-{
-	struct srd_send_wqe w;
-
-	memset(&w, 0, sizeof(w));
-	w.wr_id = id;
-	w.opcode = op;
-	w.flags = SRD_WQE_SIGNALED;
-	w.num_sge = nsge;
-	return w;
-}
 
 static void pair(struct eh_qp *a, struct eh_qp *b, const struct eh_conn *c)
 {
@@ -49,7 +33,7 @@ static void drain_events(void)
 /* After an error: the QP is in ERR and a new WQE flushes. */
 static void check_flushes(struct eh_qp *a, uint64_t id)
 {
-	struct srd_send_wqe w = wqe(id, IBV_WR_SEND, 1);
+	struct srd_send_wqe w = eh_wqe(id, IBV_WR_SEND, SRD_WQE_SIGNALED, 1);
 	struct srd_cqe e;
 
 	T_EQ(eh_state(a), IBV_QPS_ERR);
@@ -64,7 +48,7 @@ static void test_rnr_exhausted(void)
 {
 	struct eh_conn c = { .rnr_retry = 1, .min_rnr_timer = 14 };
 	struct eh_qp a, b;
-	struct srd_send_wqe w = wqe(1, IBV_WR_SEND, 1);
+	struct srd_send_wqe w = eh_wqe(1, IBV_WR_SEND, SRD_WQE_SIGNALED, 1);
 	const struct srd_tp_counters *ca, *cb;
 	uint64_t t0, wait = 1280000; /* timer 14: 1.28 ms */
 	struct srd_cqe e;
@@ -98,7 +82,7 @@ static void test_rnr_exhausted(void)
 static void test_rnr_recovers(void)
 {
 	struct eh_qp a, b;
-	struct srd_send_wqe w = wqe(3, IBV_WR_SEND, 1);
+	struct srd_send_wqe w = eh_wqe(3, IBV_WR_SEND, SRD_WQE_SIGNALED, 1);
 	struct srd_cqe e;
 
 	pair(&a, &b, NULL); /* rnr_retry 7: forever */
@@ -118,7 +102,8 @@ static void test_rnr_recovers(void)
 static void retry_exhausted(struct eh_qp *a, uint64_t id)
 {
 	const struct srd_tp_counters *ca = engine_qp_counters(a->qp);
-	struct srd_send_wqe w = wqe(id, IBV_WR_RDMA_WRITE, 1);
+	struct srd_send_wqe w =
+		eh_wqe(id, IBV_WR_RDMA_WRITE, SRD_WQE_SIGNALED, 1);
 	uint64_t to = 4096ull << 3, t0;
 	struct srd_cqe e;
 
@@ -175,7 +160,8 @@ static void local_error(struct srd_send_wqe *w, const struct srd_sge *sge,
 			const void *inl, enum ibv_wc_status st, uint8_t wcop)
 {
 	static uint64_t id = 100;
-	struct srd_send_wqe good = wqe(id++, IBV_WR_RDMA_WRITE, 1);
+	struct srd_send_wqe good =
+		eh_wqe(id++, IBV_WR_RDMA_WRITE, SRD_WQE_SIGNALED, 1);
 	struct eh_qp a, b;
 	struct srd_cqe e;
 
@@ -202,7 +188,7 @@ static void test_local(void)
 	struct srd_send_wqe w;
 	uint8_t inl[128] = { 0 };
 
-	w = wqe(0, IBV_WR_SEND, 1);
+	w = eh_wqe(0, IBV_WR_SEND, SRD_WQE_SIGNALED, 1);
 	s.lkey ^= 0x55;
 	local_error(&w, &s, NULL, IBV_WC_LOC_PROT_ERR, IBV_WC_SEND);
 	/* Beyond the MR. */
@@ -212,34 +198,34 @@ static void test_local(void)
 	s = eh_sge(&mother, 0, 8);
 	local_error(&w, &s, NULL, IBV_WC_LOC_PROT_ERR, IBV_WC_SEND);
 	/* READ into memory without LOCAL_WRITE. */
-	w = wqe(0, IBV_WR_RDMA_READ, 1);
+	w = eh_wqe(0, IBV_WR_RDMA_READ, SRD_WQE_SIGNALED, 1);
 	w.remote_addr = (uintptr_t)mb.p;
 	w.rkey = mb.lkey;
 	s = eh_sge(&mro, 0, 8);
 	local_error(&w, &s, NULL, IBV_WC_LOC_PROT_ERR, IBV_WC_RDMA_READ);
 	/* Atomic result buffer not 8 bytes. */
-	w = wqe(0, IBV_WR_ATOMIC_FETCH_AND_ADD, 1);
+	w = eh_wqe(0, IBV_WR_ATOMIC_FETCH_AND_ADD, SRD_WQE_SIGNALED, 1);
 	w.remote_addr = (uintptr_t)mb.p;
 	w.rkey = mb.lkey;
 	s = eh_sge(&ma, 0, 4);
 	local_error(&w, &s, NULL, IBV_WC_LOC_LEN_ERR, IBV_WC_FETCH_ADD);
 	/* Inline longer than granted. */
-	w = wqe(0, IBV_WR_SEND, 0);
+	w = eh_wqe(0, IBV_WR_SEND, SRD_WQE_SIGNALED, 0);
 	w.flags |= SRD_WQE_INLINE;
 	w.inline_len = 65;
 	local_error(&w, NULL, inl, IBV_WC_LOC_LEN_ERR, IBV_WC_SEND);
 	/* More than the port's max_msg_sz in all. */
 	for (int i = 0; i < 5; i++)
 		big[i] = eh_sge(&ma, 0, 0x40000000);
-	w = wqe(0, IBV_WR_SEND, 3);
+	w = eh_wqe(0, IBV_WR_SEND, SRD_WQE_SIGNALED, 3);
 	local_error(&w, big, NULL, IBV_WC_LOC_LEN_ERR, IBV_WC_SEND);
 	/* More SGEs than granted. */
-	w = wqe(0, IBV_WR_SEND, 5);
+	w = eh_wqe(0, IBV_WR_SEND, SRD_WQE_SIGNALED, 5);
 	local_error(&w, big, NULL, IBV_WC_LOC_QP_OP_ERR, IBV_WC_SEND);
 	/* Opcodes the QP cannot do. */
-	w = wqe(0, IBV_WR_LOCAL_INV, 0);
+	w = eh_wqe(0, IBV_WR_LOCAL_INV, SRD_WQE_SIGNALED, 0);
 	local_error(&w, NULL, NULL, IBV_WC_LOC_QP_OP_ERR, IBV_WC_LOCAL_INV);
-	w = wqe(0, 200, 0);
+	w = eh_wqe(0, 200, SRD_WQE_SIGNALED, 0);
 	local_error(&w, NULL, NULL, IBV_WC_LOC_QP_OP_ERR, IBV_WC_SEND);
 }
 
@@ -266,7 +252,8 @@ static void remote_error(struct eh_qp *a, struct eh_qp *b,
 
 static void test_remote_access(void)
 {
-	struct srd_send_wqe w = wqe(0, IBV_WR_RDMA_WRITE, 1);
+	struct srd_send_wqe w =
+		eh_wqe(0, IBV_WR_RDMA_WRITE, SRD_WQE_SIGNALED, 1);
 	struct srd_sge s = eh_sge(&ma, 0, 64);
 	struct eh_conn noacc = { .access = IBV_ACCESS_LOCAL_WRITE };
 	struct eh_qp a, b;
@@ -322,7 +309,7 @@ static void test_remote_invalid(void)
 	struct srd_cqe e;
 
 	/* Misaligned atomic. */
-	w = wqe(0, IBV_WR_ATOMIC_FETCH_AND_ADD, 1);
+	w = eh_wqe(0, IBV_WR_ATOMIC_FETCH_AND_ADD, SRD_WQE_SIGNALED, 1);
 	w.remote_addr = (uintptr_t)mb.p + 4;
 	w.rkey = mb.lkey;
 	pair(&a, &b, NULL);
@@ -341,7 +328,7 @@ static void test_remote_invalid(void)
 	/* SEND longer than the receive buffer: LOC_LEN_ERR there. */
 	pair(&a, &b, NULL);
 	eh_post_recv(&b, 0x77, (struct srd_sge[]){ eh_sge(&mb, 0, 10) }, 1);
-	w = wqe(0, IBV_WR_SEND, 1);
+	w = eh_wqe(0, IBV_WR_SEND, SRD_WQE_SIGNALED, 1);
 	s.length = 3000;
 	remote_error(&a, &b, &w, &s, IBV_WC_REM_INV_REQ_ERR, IBV_WC_SEND, -1);
 	e = eh_wait(&h, &rcq, 1);
@@ -370,7 +357,7 @@ static void test_comm_est(void)
 	struct eh_qp a, b;
 	struct ibv_qp_attr at;
 	struct srd_async_event ev;
-	struct srd_send_wqe w = wqe(50, IBV_WR_SEND, 1);
+	struct srd_send_wqe w = eh_wqe(50, IBV_WR_SEND, SRD_WQE_SIGNALED, 1);
 	struct srd_cqe e;
 
 	eh_qp(&h, h.pd, IBV_QPT_RC, &scq, &rcq, NULL, NULL, false, &a);
@@ -425,11 +412,11 @@ int main(void)
 	eh_init(&h);
 	eh_cq(&h, 1024, &scq);
 	eh_cq(&h, 1024, &rcq);
-	eh_mr(&h, h.pd, 65536, ALL_ACCESS, &ma);
-	eh_mr(&h, h.pd, 65536, ALL_ACCESS, &mb);
+	eh_mr(&h, h.pd, 65536, EH_ACCESS_ALL, &ma);
+	eh_mr(&h, h.pd, 65536, EH_ACCESS_ALL, &mb);
 	eh_mr(&h, h.pd, 65536, 0, &mro);
 	pd2 = eh_pd(&h);
-	eh_mr(&h, pd2, 4096, ALL_ACCESS, &mother);
+	eh_mr(&h, pd2, 4096, EH_ACCESS_ALL, &mother);
 
 	test_rnr_exhausted();
 	test_rnr_recovers();

@@ -11,9 +11,6 @@
 #include "tests/unit/engine_harness.h"
 
 #define MRLEN (1u << 20)
-#define ALL_ACCESS                                          \
-	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
-	 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)
 
 static struct eh h;
 static struct eh_cq scq, rcq;
@@ -30,19 +27,6 @@ static void same(const void *x, const void *y, size_t n, const char *what)
 {
 	if (memcmp(x, y, n))
 		T_FAIL("%s: data differs", what);
-}
-
-static struct srd_send_wqe wqe(uint64_t id, uint8_t op, uint8_t flags,
-			       uint8_t nsge)
-{
-	struct srd_send_wqe w;
-
-	memset(&w, 0, sizeof(w));
-	w.wr_id = id;
-	w.opcode = op;
-	w.flags = flags;
-	w.num_sge = nsge;
-	return w;
 }
 
 static void check_send_cqe(const struct srd_cqe *e, uint64_t id, uint8_t op,
@@ -64,8 +48,8 @@ static void test_send(void)
 
 	/* One packet, scattered over two SGEs, immediate and SE bit. */
 	eh_post_recv(&b, 0x100, rs, 2);
-	w = wqe(1, IBV_WR_SEND_WITH_IMM, SRD_WQE_SIGNALED | SRD_WQE_SOLICITED,
-		1);
+	w = eh_wqe(1, IBV_WR_SEND_WITH_IMM,
+		   SRD_WQE_SIGNALED | SRD_WQE_SOLICITED, 1);
 	w.imm_data = 0x11223344;
 	ss[0].length = 100;
 	eh_post_send(&a, &w, ss, NULL);
@@ -87,7 +71,7 @@ static void test_send(void)
 	ss[0].length = 4000;
 	eh_post_recv(&b, 0x101, (struct srd_sge[]){ eh_sge(&mb, 65536, 20000) },
 		     1);
-	w = wqe(2, IBV_WR_SEND, SRD_WQE_SIGNALED, 3);
+	w = eh_wqe(2, IBV_WR_SEND, SRD_WQE_SIGNALED, 3);
 	eh_post_send(&a, &w, ss, NULL);
 	e = eh_wait(&h, &scq, 10);
 	check_send_cqe(&e, 2, IBV_WC_SEND, 1);
@@ -104,7 +88,7 @@ static void test_send(void)
 
 	/* Zero length, into a WQE with no SGE. */
 	eh_post_recv(&b, 0x102, NULL, 0);
-	w = wqe(3, IBV_WR_SEND, SRD_WQE_SIGNALED, 0);
+	w = eh_wqe(3, IBV_WR_SEND, SRD_WQE_SIGNALED, 0);
 	eh_post_send(&a, &w, NULL, NULL);
 	e = eh_wait(&h, &scq, 10);
 	check_send_cqe(&e, 3, IBV_WC_SEND, 2);
@@ -118,7 +102,7 @@ static void test_send(void)
 	pattern(inl, sizeof(inl), 77);
 	eh_post_recv(&b, 0x103, (struct srd_sge[]){ eh_sge(&mb, 200000, 64) },
 		     1);
-	w = wqe(4, IBV_WR_SEND, SRD_WQE_SIGNALED | SRD_WQE_INLINE, 0);
+	w = eh_wqe(4, IBV_WR_SEND, SRD_WQE_SIGNALED | SRD_WQE_INLINE, 0);
 	w.inline_len = sizeof(inl);
 	eh_post_send(&a, &w, NULL, inl);
 	e = eh_wait(&h, &scq, 10);
@@ -138,7 +122,7 @@ static void test_write(void)
 	struct srd_cqe e;
 
 	memset(mb.p, 0, MRLEN);
-	w = wqe(10, IBV_WR_RDMA_WRITE, SRD_WQE_SIGNALED, 2);
+	w = eh_wqe(10, IBV_WR_RDMA_WRITE, SRD_WQE_SIGNALED, 2);
 	w.remote_addr = (uintptr_t)mb.p + 7;
 	w.rkey = mb.lkey;
 	eh_post_send(&a, &w, ss, NULL);
@@ -153,7 +137,7 @@ static void test_write(void)
 	/* WRITE with immediate: consumes a receive WQE, its buffer unused. */
 	eh_post_recv(&b, 0x200, (struct srd_sge[]){ eh_sge(&mb, 900000, 16) },
 		     1);
-	w = wqe(11, IBV_WR_RDMA_WRITE_WITH_IMM, SRD_WQE_SIGNALED, 1);
+	w = eh_wqe(11, IBV_WR_RDMA_WRITE_WITH_IMM, SRD_WQE_SIGNALED, 1);
 	w.remote_addr = (uintptr_t)mb.p + 100000;
 	w.rkey = mb.lkey;
 	w.imm_data = 0xcafef00d;
@@ -170,7 +154,7 @@ static void test_write(void)
 	T_EQ(mb.p[900000], 0);
 
 	/* Zero-length WRITE: no key is needed. */
-	w = wqe(12, IBV_WR_RDMA_WRITE, SRD_WQE_SIGNALED, 0);
+	w = eh_wqe(12, IBV_WR_RDMA_WRITE, SRD_WQE_SIGNALED, 0);
 	w.rkey = 0xdeadbeef;
 	eh_post_send(&a, &w, NULL, NULL);
 	e = eh_wait(&h, &scq, 10);
@@ -178,7 +162,7 @@ static void test_write(void)
 
 	/* Large: many passes of the requester budget. */
 	pattern(ma.p, MRLEN, 3);
-	w = wqe(13, IBV_WR_RDMA_WRITE, SRD_WQE_SIGNALED, 1);
+	w = eh_wqe(13, IBV_WR_RDMA_WRITE, SRD_WQE_SIGNALED, 1);
 	w.remote_addr = (uintptr_t)mb.p;
 	w.rkey = mb.lkey;
 	eh_post_send(&a, &w, (struct srd_sge[]){ eh_sge(&ma, 0, MRLEN) }, NULL);
@@ -198,7 +182,7 @@ static void test_read(void)
 
 	pattern(mb.p, MRLEN, 9);
 	memset(ma.p, 0, MRLEN);
-	w = wqe(20, IBV_WR_RDMA_READ, SRD_WQE_SIGNALED, 2);
+	w = eh_wqe(20, IBV_WR_RDMA_READ, SRD_WQE_SIGNALED, 2);
 	w.remote_addr = (uintptr_t)mb.p + 333;
 	w.rkey = mb.lkey;
 	eh_post_send(&a, &w, ls, NULL);
@@ -209,7 +193,7 @@ static void test_read(void)
 	same(ma.p + 8192, mb.p + 2833, 4500, "read 1");
 	T_EQ(ma.p[2500], 0);
 
-	w = wqe(21, IBV_WR_RDMA_READ, SRD_WQE_SIGNALED, 0);
+	w = eh_wqe(21, IBV_WR_RDMA_READ, SRD_WQE_SIGNALED, 0);
 	eh_post_send(&a, &w, NULL, NULL);
 	e = eh_wait(&h, &scq, 10);
 	check_send_cqe(&e, 21, IBV_WC_RDMA_READ, 9);
@@ -226,7 +210,7 @@ static void test_atomics(void)
 	struct srd_cqe e;
 
 	*remote = 5;
-	w = wqe(30, IBV_WR_ATOMIC_CMP_AND_SWP, SRD_WQE_SIGNALED, 1);
+	w = eh_wqe(30, IBV_WR_ATOMIC_CMP_AND_SWP, SRD_WQE_SIGNALED, 1);
 	w.remote_addr = (uintptr_t)remote;
 	w.rkey = mb.lkey;
 	w.compare_add = 5;
@@ -246,7 +230,7 @@ static void test_atomics(void)
 	T_EQ(*local, 0x123456789abcull);
 	T_EQ(*remote, 0x123456789abcull);
 
-	w = wqe(32, IBV_WR_ATOMIC_FETCH_AND_ADD, SRD_WQE_SIGNALED, 1);
+	w = eh_wqe(32, IBV_WR_ATOMIC_FETCH_AND_ADD, SRD_WQE_SIGNALED, 1);
 	w.remote_addr = (uintptr_t)remote;
 	w.rkey = mb.lkey;
 	w.compare_add = 0x10000000001ull;
@@ -268,7 +252,8 @@ static void test_unsignaled(void)
 		eh_post_recv(&b, 0x300 + i,
 			     (struct srd_sge[]){ eh_sge(&mb, 0, 64) }, 1);
 	for (int i = 0; i < 4; i++) {
-		w = wqe(40 + i, IBV_WR_SEND, i == 3 ? SRD_WQE_SIGNALED : 0, 1);
+		w = eh_wqe(40 + i, IBV_WR_SEND, i == 3 ? SRD_WQE_SIGNALED : 0,
+			   1);
 		eh_post_send(&a, &w, (struct srd_sge[]){ eh_sge(&ma, 0, 8) },
 			     NULL);
 	}
@@ -293,12 +278,12 @@ static void test_fence(void)
 	struct srd_cqe e;
 	uint32_t base = a.sq_prod;
 
-	w = wqe(50, IBV_WR_RDMA_READ, SRD_WQE_SIGNALED, 1);
+	w = eh_wqe(50, IBV_WR_RDMA_READ, SRD_WQE_SIGNALED, 1);
 	w.remote_addr = (uintptr_t)mb.p;
 	w.rkey = mb.lkey;
 	eh_post_send(&a, &w, (struct srd_sge[]){ eh_sge(&ma, 0, 512 * 1024) },
 		     NULL);
-	w = wqe(51, IBV_WR_RDMA_WRITE, SRD_WQE_SIGNALED | SRD_WQE_FENCE, 1);
+	w = eh_wqe(51, IBV_WR_RDMA_WRITE, SRD_WQE_SIGNALED | SRD_WQE_FENCE, 1);
 	w.remote_addr = (uintptr_t)mb.p + 600000;
 	w.rkey = mb.lkey;
 	eh_post_send(&a, &w, (struct srd_sge[]){ eh_sge(&ma, 0, 8) }, NULL);
@@ -320,12 +305,12 @@ static void test_fence(void)
 	/* Without the fence the WRITE goes at once, and the READ's
 	 * responses are all sent before the WRITE is executed. */
 	base = a.sq_prod;
-	w = wqe(53, IBV_WR_RDMA_READ, SRD_WQE_SIGNALED, 1);
+	w = eh_wqe(53, IBV_WR_RDMA_READ, SRD_WQE_SIGNALED, 1);
 	w.remote_addr = (uintptr_t)mb.p;
 	w.rkey = mb.lkey;
 	eh_post_send(&a, &w, (struct srd_sge[]){ eh_sge(&ma, 0, 512 * 1024) },
 		     NULL);
-	w = wqe(54, IBV_WR_RDMA_WRITE, SRD_WQE_SIGNALED, 1);
+	w = eh_wqe(54, IBV_WR_RDMA_WRITE, SRD_WQE_SIGNALED, 1);
 	w.remote_addr = (uintptr_t)mb.p + 600000;
 	w.rkey = mb.lkey;
 	eh_post_send(&a, &w, (struct srd_sge[]){ eh_sge(&ma, 0, 8) }, NULL);
@@ -348,7 +333,7 @@ static void test_rd_atomic_limit(void)
 	eh_qp(&h, h.pd, IBV_QPT_RC, &scq, &rcq, NULL, NULL, false, &c);
 	eh_qp(&h, h.pd, IBV_QPT_RC, &scq, &rcq, NULL, NULL, false, &d);
 	eh_connect_pair(&h, &c, &d, &cc);
-	w = wqe(60, IBV_WR_RDMA_READ, SRD_WQE_SIGNALED, 1);
+	w = eh_wqe(60, IBV_WR_RDMA_READ, SRD_WQE_SIGNALED, 1);
 	w.remote_addr = (uintptr_t)mb.p;
 	w.rkey = mb.lkey;
 	eh_post_send(&c, &w, (struct srd_sge[]){ eh_sge(&ma, 0, 300000) },
@@ -375,7 +360,7 @@ static void test_sig_all(void)
 	eh_qp(&h, h.pd, IBV_QPT_RC, &scq, &rcq, NULL, NULL, true, &c);
 	eh_qp(&h, h.pd, IBV_QPT_RC, &scq, &rcq, NULL, NULL, false, &d);
 	eh_connect_pair(&h, &c, &d, NULL);
-	w = wqe(70, IBV_WR_RDMA_WRITE, 0, 1);
+	w = eh_wqe(70, IBV_WR_RDMA_WRITE, 0, 1);
 	w.remote_addr = (uintptr_t)mb.p;
 	w.rkey = mb.lkey;
 	eh_post_send(&c, &w, (struct srd_sge[]){ eh_sge(&ma, 0, 10) }, NULL);
@@ -390,11 +375,11 @@ static void test_pvm(void)
 	struct srd_send_wqe w;
 	struct srd_cqe e;
 
-	eh_mr_pvm(&h, h.pd, 65536, ALL_ACCESS, &pa);
-	eh_mr_pvm(&h, h.pd, 65536, ALL_ACCESS, &pb);
+	eh_mr_pvm(&h, h.pd, 65536, EH_ACCESS_ALL, &pa);
+	eh_mr_pvm(&h, h.pd, 65536, EH_ACCESS_ALL, &pb);
 	pattern(pa.p, 65536, 21);
 	eh_post_recv(&b, 0x400, (struct srd_sge[]){ eh_sge(&pb, 0, 65536) }, 1);
-	w = wqe(80, IBV_WR_SEND, SRD_WQE_SIGNALED, 1);
+	w = eh_wqe(80, IBV_WR_SEND, SRD_WQE_SIGNALED, 1);
 	eh_post_send(&a, &w, (struct srd_sge[]){ eh_sge(&pa, 0, 40000) }, NULL);
 	e = eh_wait(&h, &scq, 10);
 	EH_CQE(e, IBV_WC_SUCCESS, IBV_WC_SEND, 80);
@@ -403,7 +388,7 @@ static void test_pvm(void)
 	same(pb.p, pa.p, 40000, "pvm send");
 
 	memset(pa.p, 0, 65536);
-	w = wqe(81, IBV_WR_RDMA_READ, SRD_WQE_SIGNALED, 1);
+	w = eh_wqe(81, IBV_WR_RDMA_READ, SRD_WQE_SIGNALED, 1);
 	w.remote_addr = (uintptr_t)mb.p;
 	w.rkey = mb.lkey;
 	eh_post_send(&a, &w, (struct srd_sge[]){ eh_sge(&pa, 0, 5000) }, NULL);
@@ -413,7 +398,7 @@ static void test_pvm(void)
 
 	/* Atomics on process_vm memory: atomic with respect to the device. */
 	*(uint64_t *)(pb.p + 8) = 40;
-	w = wqe(82, IBV_WR_ATOMIC_FETCH_AND_ADD, SRD_WQE_SIGNALED, 1);
+	w = eh_wqe(82, IBV_WR_ATOMIC_FETCH_AND_ADD, SRD_WQE_SIGNALED, 1);
 	w.remote_addr = (uintptr_t)pb.p + 8;
 	w.rkey = pb.lkey;
 	w.compare_add = 2;
@@ -436,9 +421,9 @@ static void test_self(void)
 	eh_connect(&h, &s, s.qpn, NULL);
 	pattern(ma.p, 10000, 5);
 	eh_post_recv(&s, 0x500, (struct srd_sge[]){ eh_sge(&mb, 0, 10000) }, 1);
-	w = wqe(90, IBV_WR_SEND, SRD_WQE_SIGNALED, 1);
+	w = eh_wqe(90, IBV_WR_SEND, SRD_WQE_SIGNALED, 1);
 	eh_post_send(&s, &w, (struct srd_sge[]){ eh_sge(&ma, 0, 10000) }, NULL);
-	w = wqe(91, IBV_WR_RDMA_READ, SRD_WQE_SIGNALED, 1);
+	w = eh_wqe(91, IBV_WR_RDMA_READ, SRD_WQE_SIGNALED, 1);
 	w.remote_addr = (uintptr_t)ma.p;
 	w.rkey = ma.lkey;
 	eh_post_send(&s, &w, (struct srd_sge[]){ eh_sge(&mb, 20000, 5000) },
@@ -462,8 +447,8 @@ int main(void)
 	eh_qp(&h, h.pd, IBV_QPT_RC, &scq, &rcq, NULL, NULL, false, &a);
 	eh_qp(&h, h.pd, IBV_QPT_RC, &scq, &rcq, NULL, NULL, false, &b);
 	eh_connect_pair(&h, &a, &b, NULL);
-	eh_mr(&h, h.pd, MRLEN, ALL_ACCESS, &ma);
-	eh_mr(&h, h.pd, MRLEN, ALL_ACCESS, &mb);
+	eh_mr(&h, h.pd, MRLEN, EH_ACCESS_ALL, &ma);
+	eh_mr(&h, h.pd, MRLEN, EH_ACCESS_ALL, &mb);
 	pattern(ma.p, MRLEN, 1);
 
 	test_send();

@@ -12,25 +12,9 @@
 #include "daemon/device/link.h"
 #include "tests/unit/engine_harness.h"
 
-#define ALL_ACCESS                                          \
-	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
-	 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)
-
 static struct eh h;
 static struct eh_cq scq, rcq;
 static struct eh_mr ma, mb;
-
-static struct srd_send_wqe wqe(uint64_t id, uint8_t op)
-{
-	struct srd_send_wqe w;
-
-	memset(&w, 0, sizeof(w));
-	w.wr_id = id;
-	w.opcode = op;
-	w.flags = SRD_WQE_SIGNALED;
-	w.num_sge = 1;
-	return w;
-}
 
 /* Every valid GID of the device, in slot order. */
 static unsigned int gids_now(const struct srd_port *p, union ibv_gid *out)
@@ -57,8 +41,8 @@ int main(void)
 	dev = h.t.c->dev;
 	eh_cq(&h, 64, &scq);
 	eh_cq(&h, 64, &rcq);
-	eh_mr(&h, h.pd, 65536, ALL_ACCESS, &ma);
-	eh_mr(&h, h.pd, 65536, ALL_ACCESS, &mb);
+	eh_mr(&h, h.pd, 65536, EH_ACCESS_ALL, &ma);
+	eh_mr(&h, h.pd, 65536, EH_ACCESS_ALL, &mb);
 	eh_qp(&h, h.pd, IBV_QPT_UC, &scq, &rcq, NULL, NULL, false, &a);
 	eh_qp(&h, h.pd, IBV_QPT_UC, &scq, &rcq, NULL, NULL, false, &b);
 	eh_connect_pair(&h, &a, &b, NULL);
@@ -66,7 +50,7 @@ int main(void)
 	T_ASSERT(tp_route_local(b.qp->tp));
 
 	/* b's SQ stops: READ is no UC operation. */
-	w = wqe(1, IBV_WR_RDMA_READ);
+	w = eh_wqe(1, IBV_WR_RDMA_READ, SRD_WQE_SIGNALED, 1);
 	eh_post_send(&b, &w, (struct srd_sge[]){ eh_sge(&mb, 0, 8) }, NULL);
 	e = eh_wait(&h, &scq, 5);
 	EH_CQE(e, IBV_WC_LOC_QP_OP_ERR, IBV_WC_RDMA_READ, 1);
@@ -90,7 +74,7 @@ int main(void)
 	memset(mb.p, 0, 256);
 	memset(ma.p, 0x5a, 256);
 	eh_post_recv(&b, 0x21, (struct srd_sge[]){ eh_sge(&mb, 0, 256) }, 1);
-	w = wqe(2, IBV_WR_SEND);
+	w = eh_wqe(2, IBV_WR_SEND, SRD_WQE_SIGNALED, 1);
 	eh_post_send(&a, &w, (struct srd_sge[]){ eh_sge(&ma, 0, 256) }, NULL);
 	e = eh_wait(&h, &scq, 5);
 	EH_CQE(e, IBV_WC_SUCCESS, IBV_WC_SEND, 2);

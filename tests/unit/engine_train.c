@@ -12,9 +12,6 @@
 
 #include "tests/unit/engine_harness.h"
 
-#define ALL_ACCESS                                          \
-	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
-	 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)
 #define MTU 1024
 
 static struct eh h;
@@ -157,8 +154,8 @@ int main(void)
 	eh_init(&h);
 	eh_cq(&h, 64, &scq);
 	eh_cq(&h, 64, &rcq);
-	eh_mr(&h, h.pd, 1 << 20, ALL_ACCESS, &ma);
-	eh_mr(&h, h.pd, 1 << 20, ALL_ACCESS, &mb);
+	eh_mr(&h, h.pd, 1 << 20, EH_ACCESS_ALL, &ma);
+	eh_mr(&h, h.pd, 1 << 20, EH_ACCESS_ALL, &mb);
 	for (size_t i = 0; i < ma.len; i++)
 		ma.p[i] = (uint8_t)(i * 3 + (i >> 10));
 	eh_qp(&h, h.pd, IBV_QPT_RC, &scq, &rcq, NULL, NULL, false, &a);

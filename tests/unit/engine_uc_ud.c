@@ -14,26 +14,11 @@
 #include "common/inet.h"
 #include "tests/unit/engine_harness.h"
 
-#define ALL_ACCESS                                          \
-	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
-	 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)
 #define QKEY 0x1234567
 
 static struct eh h;
 static struct eh_cq scq, rcq;
 static struct eh_mr ma, mb;
-
-static struct srd_send_wqe wqe(uint64_t id, uint8_t op, uint8_t nsge)
-{
-	struct srd_send_wqe w;
-
-	memset(&w, 0, sizeof(w));
-	w.wr_id = id;
-	w.opcode = op;
-	w.flags = SRD_WQE_SIGNALED;
-	w.num_sge = nsge;
-	return w;
-}
 
 static void pattern(uint8_t *p, size_t n, uint8_t seed)
 {
@@ -56,7 +41,7 @@ static void test_uc(void)
 
 	/* SEND, three packets. */
 	eh_post_recv(&b, 0x10, (struct srd_sge[]){ eh_sge(&mb, 0, 4000) }, 1);
-	w = wqe(1, IBV_WR_SEND_WITH_IMM, 1);
+	w = eh_wqe(1, IBV_WR_SEND_WITH_IMM, SRD_WQE_SIGNALED, 1);
 	w.imm_data = htobe32(7);
 	eh_post_send(&a, &w, (struct srd_sge[]){ eh_sge(&ma, 0, 3000) }, NULL);
 	e = eh_wait(&h, &scq, 5);
@@ -69,7 +54,7 @@ static void test_uc(void)
 	T_ASSERT(!memcmp(mb.p, ma.p, 3000));
 
 	/* WRITE and WRITE with immediate. */
-	w = wqe(2, IBV_WR_RDMA_WRITE, 1);
+	w = eh_wqe(2, IBV_WR_RDMA_WRITE, SRD_WQE_SIGNALED, 1);
 	w.remote_addr = (uintptr_t)mb.p + 10000;
 	w.rkey = mb.lkey;
 	eh_post_send(&a, &w, (struct srd_sge[]){ eh_sge(&ma, 100, 2500) },
@@ -89,7 +74,7 @@ static void test_uc(void)
 	T_EQ(e.byte_len, 10);
 
 	/* No receive WQE: the sender completes, the message is gone. */
-	w = wqe(4, IBV_WR_SEND, 1);
+	w = eh_wqe(4, IBV_WR_SEND, SRD_WQE_SIGNALED, 1);
 	eh_post_send(&a, &w, (struct srd_sge[]){ eh_sge(&ma, 0, 3000) }, NULL);
 	e = eh_wait(&h, &scq, 5);
 	EH_CQE(e, IBV_WC_SUCCESS, IBV_WC_SEND, 4);
@@ -98,7 +83,7 @@ static void test_uc(void)
 	T_EQ(cb->no_rwqe_drops, 1);
 
 	/* Bad rkey: dropped, no error anywhere. */
-	w = wqe(5, IBV_WR_RDMA_WRITE, 1);
+	w = eh_wqe(5, IBV_WR_RDMA_WRITE, SRD_WQE_SIGNALED, 1);
 	w.remote_addr = (uintptr_t)mb.p;
 	w.rkey = mb.lkey ^ 0x300;
 	eh_post_send(&a, &w, (struct srd_sge[]){ eh_sge(&ma, 0, 2000) }, NULL);
@@ -109,7 +94,7 @@ static void test_uc(void)
 	 * next message. */
 	memset(mb.p, 0, 65536);
 	eh_post_recv(&b, 0x12, (struct srd_sge[]){ eh_sge(&mb, 0, 1500) }, 1);
-	w = wqe(6, IBV_WR_SEND, 1);
+	w = eh_wqe(6, IBV_WR_SEND, SRD_WQE_SIGNALED, 1);
 	eh_post_send(&a, &w, (struct srd_sge[]){ eh_sge(&ma, 0, 3000) }, NULL);
 	e = eh_wait(&h, &scq, 5);
 	EH_CQE(e, IBV_WC_SUCCESS, IBV_WC_SEND, 6);
@@ -128,9 +113,9 @@ static void test_uc(void)
 	T_EQ(eh_state(&b), IBV_QPS_RTS);
 
 	/* READ is not a UC operation: the SQ stops (SQE), the RQ works. */
-	w = wqe(8, IBV_WR_RDMA_READ, 1);
+	w = eh_wqe(8, IBV_WR_RDMA_READ, SRD_WQE_SIGNALED, 1);
 	eh_post_send(&b, &w, (struct srd_sge[]){ eh_sge(&mb, 0, 8) }, NULL);
-	w = wqe(9, IBV_WR_SEND, 1);
+	w = eh_wqe(9, IBV_WR_SEND, SRD_WQE_SIGNALED, 1);
 	w.flags = 0;
 	eh_post_send(&b, &w, (struct srd_sge[]){ eh_sge(&mb, 0, 8) }, NULL);
 	e = eh_wait(&h, &scq, 5);
@@ -139,7 +124,7 @@ static void test_uc(void)
 	EH_CQE(e, IBV_WC_WR_FLUSH_ERR, IBV_WC_SEND, 9);
 	T_EQ(eh_state(&b), IBV_QPS_SQE);
 	eh_post_recv(&b, 0x13, (struct srd_sge[]){ eh_sge(&mb, 0, 100) }, 1);
-	w = wqe(10, IBV_WR_SEND, 1);
+	w = eh_wqe(10, IBV_WR_SEND, SRD_WQE_SIGNALED, 1);
 	eh_post_send(&a, &w, (struct srd_sge[]){ eh_sge(&ma, 0, 100) }, NULL);
 	eh_wait(&h, &scq, 5);
 	e = eh_wait(&h, &rcq, 5);
@@ -152,7 +137,7 @@ static void test_uc(void)
 	}
 	eh_post_recv(&a, 0x14, (struct srd_sge[]){ eh_sge(&ma, 60000, 100) },
 		     1);
-	w = wqe(11, IBV_WR_SEND, 1);
+	w = eh_wqe(11, IBV_WR_SEND, SRD_WQE_SIGNALED, 1);
 	eh_post_send(&b, &w, (struct srd_sge[]){ eh_sge(&mb, 0, 100) }, NULL);
 	e = eh_wait(&h, &scq, 5);
 	EH_CQE(e, IBV_WC_SUCCESS, IBV_WC_SEND, 11);
@@ -179,7 +164,7 @@ static void test_ud(void)
 	memset(mb.p, 0xee, 65536);
 
 	eh_post_recv(&b, 0x20, (struct srd_sge[]){ eh_sge(&mb, 0, 300) }, 1);
-	w = wqe(20, IBV_WR_SEND_WITH_IMM, 1);
+	w = eh_wqe(20, IBV_WR_SEND_WITH_IMM, SRD_WQE_SIGNALED, 1);
 	w.imm_data = 0xabcdef01;
 	w.ah_handle = ah;
 	w.remote_qpn = b.qpn;
@@ -218,7 +203,7 @@ static void test_ud(void)
 
 	/* Wrong Q_Key: dropped silently and counted. */
 	eh_post_recv(&b, 0x21, (struct srd_sge[]){ eh_sge(&mb, 0, 300) }, 1);
-	w = wqe(21, IBV_WR_SEND, 1);
+	w = eh_wqe(21, IBV_WR_SEND, SRD_WQE_SIGNALED, 1);
 	w.ah_handle = ah;
 	w.remote_qpn = b.qpn;
 	w.remote_qkey = QKEY + 1;
@@ -280,7 +265,7 @@ static void test_ud(void)
 	EH_CQE(e, IBV_WC_LOC_QP_OP_ERR, IBV_WC_SEND, 27);
 	eh_qp(&h, h.pd, IBV_QPT_UD, &scq, &rcq, NULL, NULL, false, &a);
 	eh_ud_ready(&h, &a, QKEY);
-	w = wqe(28, IBV_WR_RDMA_WRITE, 1);
+	w = eh_wqe(28, IBV_WR_RDMA_WRITE, SRD_WQE_SIGNALED, 1);
 	w.ah_handle = ah;
 	eh_post_send(&a, &w, (struct srd_sge[]){ eh_sge(&ma, 0, 1) }, NULL);
 	e = eh_wait(&h, &scq, 5);
@@ -291,7 +276,7 @@ static void test_ud(void)
 
 		eh_qp(&h, h.pd, IBV_QPT_UD, &scq, &rcq, NULL, NULL, false, &a);
 		eh_ud_ready(&h, &a, QKEY);
-		w = wqe(29, IBV_WR_SEND, 1);
+		w = eh_wqe(29, IBV_WR_SEND, SRD_WQE_SIGNALED, 1);
 		w.ah_handle = eh_ah(&h, pd2);
 		eh_post_send(&a, &w, (struct srd_sge[]){ eh_sge(&ma, 0, 1) },
 			     NULL);
@@ -367,8 +352,8 @@ int main(void)
 	eh_init(&h);
 	eh_cq(&h, 256, &scq);
 	eh_cq(&h, 256, &rcq);
-	eh_mr(&h, h.pd, 65536, ALL_ACCESS, &ma);
-	eh_mr(&h, h.pd, 65536, ALL_ACCESS, &mb);
+	eh_mr(&h, h.pd, 65536, EH_ACCESS_ALL, &ma);
+	eh_mr(&h, h.pd, 65536, EH_ACCESS_ALL, &mb);
 	test_uc();
 	test_ud();
 	test_ud_ipv6();
