@@ -21,6 +21,7 @@
 #include "common/msg.h"
 #include "common/proto.h"
 #include "libcommon/daemon_conn.h"
+#include "libcommon/daemon_spawn.h"
 
 #ifndef SRD_INSTALL_BINDIR
 #define SRD_INSTALL_BINDIR "/usr/local/bin"
@@ -132,39 +133,10 @@ int srd_daemon_path(char *buf, size_t size)
 /* Start a daemon; it detaches itself.  Returns its first pid or -errno. */
 static pid_t spawn_daemon(const char *name)
 {
-	posix_spawn_file_actions_t fa;
-	posix_spawnattr_t attr;
 	char path[PATH_MAX];
-	char *argv[6];
-	bool search;
-	pid_t pid;
-	int err;
+	bool search = srd_daemon_path(path, sizeof(path)) < 0;
 
-	search = srd_daemon_path(path, sizeof(path)) < 0;
-	argv[0] = path;
-	argv[1] = (char *)"--socket";
-	argv[2] = (char *)name;
-	argv[3] = (char *)"--idle-exit";
-	argv[4] = (char *)"600";
-	argv[5] = NULL;
-
-	if (posix_spawn_file_actions_init(&fa))
-		return -ENOMEM;
-	/* The daemon outlives us: it must not hold our pipes open (a test
-	 * harness waits for them to close) nor any other descriptor. */
-	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-	posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-	posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-	posix_spawn_file_actions_addclosefrom_np(&fa, 3);
-	posix_spawnattr_init(&attr);
-	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID);
-	if (search)
-		err = posix_spawnp(&pid, path, &fa, &attr, argv, environ);
-	else
-		err = posix_spawn(&pid, path, &fa, &attr, argv, environ);
-	posix_spawnattr_destroy(&attr);
-	posix_spawn_file_actions_destroy(&fa);
-	return err ? -err : pid;
+	return srd_daemon_spawn(path, search, name);
 }
 
 static void sleep_ms(unsigned int ms)

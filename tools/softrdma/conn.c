@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "common/msg.h"
+#include "libcommon/daemon_spawn.h"
 #include "tools/softrdma/softrdma.h"
 
 #ifndef SRD_INSTALL_BINDIR
@@ -95,29 +96,10 @@ static bool daemon_path(char *buf, size_t size)
  * minutes (or never, once a device is added at run time). */
 static pid_t spawn_daemon(const char *name)
 {
-	posix_spawn_file_actions_t fa;
-	posix_spawnattr_t attr;
 	char path[PATH_MAX];
-	char *argv[] = { path,		(char *)"--socket",
-			 (char *)name,	(char *)"--idle-exit",
-			 (char *)"600", NULL };
 	bool found = daemon_path(path, sizeof(path));
-	pid_t pid;
-	int err;
 
-	if (posix_spawn_file_actions_init(&fa))
-		return -ENOMEM;
-	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-	posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-	posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-	posix_spawn_file_actions_addclosefrom_np(&fa, 3);
-	posix_spawnattr_init(&attr);
-	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID);
-	err = found ? posix_spawn(&pid, path, &fa, &attr, argv, environ)
-		    : posix_spawnp(&pid, path, &fa, &attr, argv, environ);
-	posix_spawnattr_destroy(&attr);
-	posix_spawn_file_actions_destroy(&fa);
-	return err ? -err : pid;
+	return srd_daemon_spawn(path, !found, name);
 }
 
 static void sleep_ms(unsigned int ms)
