@@ -86,12 +86,14 @@ static int parse_list(struct srd_faults *f, unsigned int keep, const char *list,
 	return 0;
 }
 
-int srd_faults_add(struct srd_faults *f, const char *list, char *err,
-		   size_t errlen)
+/* The first keep rules of f, then those of list: all or, on an error,
+ * none of them. */
+static int replace_rules(struct srd_faults *f, unsigned int keep,
+			 const char *list, char *err, size_t errlen)
 {
 	struct srd_fault_rule *rules;
 	unsigned int n;
-	int ret = parse_list(f, f->n, list, &rules, &n, err, errlen);
+	int ret = parse_list(f, keep, list, &rules, &n, err, errlen);
 
 	if (ret)
 		return ret;
@@ -99,6 +101,12 @@ int srd_faults_add(struct srd_faults *f, const char *list, char *err,
 	f->rule = rules;
 	f->n = n;
 	return 0;
+}
+
+int srd_faults_add(struct srd_faults *f, const char *list, char *err,
+		   size_t errlen)
+{
+	return replace_rules(f, f->n, list, err, errlen);
 }
 
 void srd_faults_fix(struct srd_faults *f)
@@ -109,8 +117,6 @@ void srd_faults_fix(struct srd_faults *f)
 int srd_faults_load_file(struct srd_faults *f, const char *path, char *err,
 			 size_t errlen)
 {
-	struct srd_fault_rule *rules;
-	unsigned int n;
 	char *text = NULL;
 	size_t len = 0;
 	FILE *fp = fopen(path, "re");
@@ -142,15 +148,9 @@ int srd_faults_load_file(struct srd_faults *f, const char *path, char *err,
 	fclose(fp);
 	if (text)
 		text[len] = 0;
-	ret = parse_list(f, f->nfixed, text ? text : "", &rules, &n, err,
-			 errlen);
+	ret = replace_rules(f, f->nfixed, text ? text : "", err, errlen);
 	free(text);
-	if (ret)
-		return ret;
-	free(f->rule);
-	f->rule = rules;
-	f->n = n;
-	return 0;
+	return ret;
 }
 
 static bool rule_at(const struct srd_fault_rule *r, enum srd_fault_dir dir,
