@@ -7,8 +7,10 @@ its first part is a top-level folder the tree tracks (`daemon/net/udp.c`,
 `tests/unit`, `daemon/transport/wire*.c`); a trailing slash names a folder,
 `*` and `?` match as in the shell.  Words that start elsewhere
 (`/dev/infiniband`, `core/core.h`, `<infiniband/verbs.h>`) are not checked.
-Prints each missing path with the file and line naming it and exits 1 if
-there is any; -v lists every path checked.
+README.md's "Layout" block names each top-level folder of the tree once:
+every folder it names exists and every tracked folder is named.  Prints
+each missing path with the file and line naming it and exits 1 if there
+is any; -v lists every path checked.
 """
 import fnmatch
 import os
@@ -17,6 +19,7 @@ import subprocess
 import sys
 
 TICKED = re.compile(r'`([^`\s]+)`')
+LAYOUT = re.compile(r'^    (\.?[A-Za-z0-9_-]+)/ ')
 DOCS = ('README.md', 'CONTRIBUTING.md', 'docs/*.md', '*/README.md',
         '*/*/README.md')
 
@@ -39,6 +42,32 @@ def exists(word, files, folders):
     if word.endswith('/'):
         return want in folders
     return want in folders or want in files
+
+
+def layout(root, top, verbose):
+    """Checks README.md's Layout block against the top-level folders."""
+    bad = 0
+    named = set()
+    inside = False
+    with open(os.path.join(root, 'README.md'), encoding='utf-8') as f:
+        for n, line in enumerate(f, 1):
+            if line.startswith('## '):
+                inside = line.strip() == '## Layout'
+                continue
+            m = LAYOUT.match(line) if inside else None
+            if not m:
+                continue
+            name = m.group(1)
+            named.add(name)
+            ok = name in top
+            if verbose or not ok:
+                print('README.md:%d: %s/%s' % (n, name,
+                                               '' if ok else ': missing'))
+            bad += not ok
+    for name in sorted(top - named):
+        print('README.md: Layout does not name %s/' % name)
+        bad += 1
+    return bad
 
 
 def main(argv):
@@ -64,6 +93,7 @@ def main(argv):
                         print('%s:%d: %s%s' % (doc, n, word,
                                                '' if ok else ': missing'))
                     bad += not ok
+    bad += layout(root, top, verbose)
     if bad:
         print('doc_paths.py: %d path(s) named in the docs do not exist' % bad)
     return 1 if bad else 0
