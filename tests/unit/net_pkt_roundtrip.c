@@ -11,6 +11,7 @@
 #include <arpa/inet.h>
 #include <string.h>
 
+#include "common/inet.h"
 #include "daemon/net/icrc.h"
 #include "daemon/transport/engine.h"
 #include "daemon/transport/wire.h"
@@ -63,13 +64,16 @@ static int full_check(const struct srd_udp_meta *m, const uint8_t *bth,
 
 	memset(pkt, 0, ip + 8);
 	if (ip == 20) {
-		pkt[0] = 0x45;
-		put16(pkt + 2, 20 + 8 + len);
-		put16(pkt + 6, SRD_IPV4_DF); /* identification 0 */
-		pkt[8] = 64;
-		pkt[9] = 17;
-		memcpy(pkt + 12, &m->src.s6_addr[12], 4);
-		memcpy(pkt + 16, &m->dst.s6_addr[12], 4);
+		const struct srd_ipv4_fields h = {
+			.ttl = 64,
+			.protocol = SRD_IPPROTO_UDP,
+			.payload_len = (uint16_t)(8 + len),
+			.frag_off = SRD_IPV4_DF, /* identification 0 */
+			.saddr = &m->src.s6_addr[12],
+			.daddr = &m->dst.s6_addr[12],
+		};
+
+		srd_ipv4_build(pkt, &h);
 	} else {
 		pkt[0] = 0x60;
 		put16(pkt + 4, 8 + len);
