@@ -8,6 +8,7 @@
 #include <arpa/inet.h>
 #include <endian.h>
 
+#include "common/inet.h"
 #include "daemon/net/icrc.h"
 #include "daemon/transport/wire.h"
 #include "tests/unit/engine_harness.h"
@@ -437,6 +438,16 @@ void eh_expect_event(struct eh *h, uint32_t type, uint64_t user_handle)
 			return;
 	T_FAIL("async event %u for 0x%llx not seen", type,
 	       (unsigned long long)user_handle);
+}
+
+union ibv_gid eh_gid_v4(const char *addr)
+{
+	union ibv_gid g;
+	uint8_t v4[4];
+
+	T_ASSERT(inet_pton(AF_INET, addr, v4) == 1);
+	srd_gid_from_v4(g.raw, v4);
+	return g;
 }
 
 struct srd_send_wqe eh_wqe(uint64_t id, uint8_t op, uint8_t flags, uint8_t nsge)

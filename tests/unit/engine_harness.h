@@ -106,6 +106,8 @@ struct srd_sge eh_sge(const struct eh_mr *m, size_t off, uint32_t len);
 #define EH_ACCESS_ALL                                       \
 	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
 	 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)
+/* The IPv4-mapped GID of a dotted IPv4 address. */
+union ibv_gid eh_gid_v4(const char *addr);
 /* A send WQE: wr_id id, opcode op, SRD_WQE_* flags, nsge SGEs to fill. */
 struct srd_send_wqe eh_wqe(uint64_t id, uint8_t op, uint8_t flags,
 			   uint8_t nsge);

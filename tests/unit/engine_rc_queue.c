@@ -119,7 +119,6 @@ int main(void)
 	const struct srd_tp_counters *cnt;
 	struct srd_qp_transport *tp;
 	struct eh_conn c = { .timeout = 18, .dgid = &peer };
-	uint8_t raw[16] = { [10] = 0xff, [11] = 0xff };
 	uint32_t epsn;
 	uint64_t tx_seen = 0, t0;
 	unsigned int unacked = 0, done = 0;
@@ -131,8 +130,7 @@ int main(void)
 	srd_net_cfg.udp = true;
 	srd_net_cfg.udp_port = 0;
 	eh_init(&h);
-	inet_pton(AF_INET, PEER, raw + 12);
-	memcpy(peer.raw, raw, 16);
+	peer = eh_gid_v4(PEER);
 	eh_cq(&h, 16, &cq);
 	eh_mr(&h, h.pd, WRITE_PKTS * 1024, IBV_ACCESS_LOCAL_WRITE, &mr);
 	eh_qp(&h, h.pd, IBV_QPT_RC, &cq, &cq, NULL, NULL, false, &q);

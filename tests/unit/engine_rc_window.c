@@ -45,7 +45,6 @@ int main(void)
 	const struct srd_tp_counters *cnt;
 	struct srd_qp_transport *tp;
 	struct eh_conn c = { .timeout = 14, .dgid = &peer };
-	uint8_t raw[16] = { [10] = 0xff, [11] = 0xff };
 	struct srd_send_wqe w = { .wr_id = 1,
 				  .opcode = IBV_WR_RDMA_WRITE,
 				  .flags = SRD_WQE_SIGNALED,
@@ -58,8 +57,7 @@ int main(void)
 	srd_net_cfg.udp = true;
 	srd_net_cfg.udp_port = 0;
 	eh_init(&h);
-	inet_pton(AF_INET, PEER, raw + 12);
-	memcpy(peer.raw, raw, 16);
+	peer = eh_gid_v4(PEER);
 	eh_cq(&h, 16, &cq);
 	eh_mr(&h, h.pd, NPKTS * 1024, IBV_ACCESS_LOCAL_WRITE, &mr);
 	eh_qp(&h, h.pd, IBV_QPT_RC, &cq, &cq, NULL, NULL, false, &q);

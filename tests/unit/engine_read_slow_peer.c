@@ -65,7 +65,6 @@ int main(void)
 			     .retry_cnt = 2,
 			     .dgid = &peer };
 	uint64_t to = 4096ull << TIMEOUT;
-	uint8_t raw[16] = { [10] = 0xff, [11] = 0xff };
 	struct srd_cqe e;
 
 	memset(&srd_net_cfg, 0, sizeof(srd_net_cfg));
@@ -73,8 +72,7 @@ int main(void)
 	srd_net_cfg.udp_port = 0;
 	eh_init(&h);
 	T_ASSERT(h.t.d.engine->wire && h.t.d.engine->wire->udp);
-	inet_pton(AF_INET, PEER, raw + 12);
-	memcpy(peer.raw, raw, 16);
+	peer = eh_gid_v4(PEER);
 	eh_cq(&h, 64, &cq);
 	eh_mr(&h, h.pd, NREADS * LEN, IBV_ACCESS_LOCAL_WRITE, &mr);
 	eh_qp(&h, h.pd, IBV_QPT_RC, &cq, &cq, NULL, NULL, false, &q);

@@ -45,10 +45,7 @@ static void traffic(struct eh *h)
 
 	eh_cq(h, 64, &ca);
 	eh_cq(h, 64, &cb);
-	eh_mr(h, h->pd, 4 * WRITE_LEN,
-	      IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-		      IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC,
-	      &m);
+	eh_mr(h, h->pd, 4 * WRITE_LEN, EH_ACCESS_ALL, &m);
 	for (size_t i = 0; i < m.len; i++)
 		m.p[i] = i * 13;
 	eh_qp(h, h->pd, IBV_QPT_RC, &ca, &ca, NULL, NULL, true, &a);

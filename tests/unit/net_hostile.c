@@ -194,10 +194,7 @@ static void setup(const char *pcap_out)
 	dev->port.gid_valid[gid_index] = true;
 
 	eh_cq(&h, 256, &cq);
-	eh_mr(&h, h.pd, MR_LEN,
-	      IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-		      IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC,
-	      &mr);
+	eh_mr(&h, h.pd, MR_LEN, EH_ACCESS_ALL, &mr);
 	eh_mr(&h, h.pd, 4096,
 	      IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 		      IBV_ACCESS_REMOTE_READ,

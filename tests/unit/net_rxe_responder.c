@@ -129,7 +129,6 @@ struct run {
 static void setup(struct run *r, const char *pcap_out)
 {
 	struct srd_device *dev;
-	uint8_t raw[16] = { [10] = 0xff, [11] = 0xff };
 	union ibv_gid client;
 	struct eh_conn c = { .dgid = &client,
 			     .has_rq_psn = true,
@@ -143,23 +142,18 @@ static void setup(struct run *r, const char *pcap_out)
 	T_ASSERT(r->h.t.d.engine->wire && r->h.t.d.engine->wire->udp);
 	/* The capture's server address becomes one of our GIDs. */
 	dev = r->h.t.c->dev;
-	inet_pton(AF_INET, SERVER, raw + 12);
 	T_ASSERT(dev->port.gid_count < SRD_MAX_GIDS);
 	r->gid_index = dev->port.gid_count++;
 	c.sgid_index = r->gid_index;
-	memcpy(dev->port.gid[r->gid_index].raw, raw, 16);
+	dev->port.gid[r->gid_index] = eh_gid_v4(SERVER);
 	dev->port.gid_valid[r->gid_index] = true;
 
 	eh_cq(&r->h, 256, &r->cq);
-	eh_mr(&r->h, r->h.pd, MR_LEN,
-	      IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-		      IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC,
-	      &r->mr);
+	eh_mr(&r->h, r->h.pd, MR_LEN, EH_ACCESS_ALL, &r->mr);
 	eh_mr(&r->h, r->h.pd, 64 * 4096, IBV_ACCESS_LOCAL_WRITE, &r->rbuf);
 	eh_qp(&r->h, r->h.pd, IBV_QPT_RC, &r->cq, &r->cq, NULL, NULL, false,
 	      &r->qp);
-	inet_pton(AF_INET, CLIENT, raw + 12);
-	memcpy(client.raw, raw, 16);
+	client = eh_gid_v4(CLIENT);
 	eh_connect(&r->h, &r->qp, r->client_qpn, &c);
 	/* Receive WQEs for SENDs, one page each. */
 	for (int i = 0; i < 64; i++) {
