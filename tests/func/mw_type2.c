@@ -73,20 +73,11 @@ struct xpair {
 
 static struct ibv_qp *xqp(struct ibv_cq *cq)
 {
-	struct ibv_qp_init_attr ia;
-	struct ibv_qp_init_attr_ex ix = { 0 };
-
-	t_qp_init_attr(&ia, IBV_QPT_RC, cq, cq);
-	ix.qp_type = IBV_QPT_RC;
-	ix.send_cq = cq;
-	ix.recv_cq = cq;
-	ix.cap = ia.cap;
-	ix.pd = d.pd;
-	ix.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
-	ix.send_ops_flags = IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_LOCAL_INV |
-			    IBV_QP_EX_WITH_SEND_WITH_INV |
-			    IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_SEND;
-	return T_NONNULL(ibv_create_qp_ex(d.ctx, &ix));
+	return T_NONNULL(t_qp_ex_create(
+		&d, cq, IBV_QPT_RC,
+		IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_LOCAL_INV |
+			IBV_QP_EX_WITH_SEND_WITH_INV |
+			IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_SEND));
 }
 
 static void xpair_create(struct xpair *x)

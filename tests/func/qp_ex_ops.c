@@ -29,23 +29,6 @@ static const uint64_t uc_ops =
 static const uint64_t ud_ops = IBV_QP_EX_WITH_SEND |
 			       IBV_QP_EX_WITH_SEND_WITH_IMM;
 
-static struct ibv_qp *xqp(struct ibv_cq *cq, enum ibv_qp_type type,
-			  uint64_t ops)
-{
-	struct ibv_qp_init_attr ia;
-	struct ibv_qp_init_attr_ex ix = { 0 };
-
-	t_qp_init_attr(&ia, type, cq, cq);
-	ix.qp_type = type;
-	ix.send_cq = cq;
-	ix.recv_cq = cq;
-	ix.cap = ia.cap;
-	ix.pd = d.pd;
-	ix.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
-	ix.send_ops_flags = ops;
-	return ibv_create_qp_ex(d.ctx, &ix);
-}
-
 /* Each builder present exactly when its bit was asked for. */
 static void check_builders(struct ibv_qp_ex *x, uint64_t ops)
 {
@@ -86,7 +69,7 @@ static void check_type(struct ibv_cq *cq, enum ibv_qp_type type, uint64_t ok)
 {
 	struct ibv_qp *qp;
 
-	qp = T_NONNULL(xqp(cq, type, ok));
+	qp = T_NONNULL(t_qp_ex_create(&d, cq, type, ok));
 	check_builders(T_NONNULL(ibv_qp_to_qp_ex(qp)), ok);
 	T_OK(ibv_destroy_qp(qp));
 	/* Each bit alone, and every other bit of the enum refused. */
@@ -94,7 +77,7 @@ static void check_type(struct ibv_cq *cq, enum ibv_qp_type type, uint64_t ok)
 		uint64_t bit = 1ull << b;
 
 		errno = 0;
-		qp = xqp(cq, type, bit);
+		qp = t_qp_ex_create(&d, cq, type, bit);
 		if (ok & bit) {
 			T_NONNULL(qp);
 			check_builders(ibv_qp_to_qp_ex(qp), bit);
@@ -112,8 +95,10 @@ static void rc_batch(void)
 {
 	struct ibv_cq *ca = t_cq_create(&d, 64, NULL);
 	struct ibv_cq *cb = t_cq_create(&d, 64, NULL);
-	struct ibv_qp *a = T_NONNULL(xqp(ca, IBV_QPT_RC, rc_ops));
-	struct ibv_qp *b = T_NONNULL(xqp(cb, IBV_QPT_RC, rc_ops));
+	struct ibv_qp *a =
+		T_NONNULL(t_qp_ex_create(&d, ca, IBV_QPT_RC, rc_ops));
+	struct ibv_qp *b =
+		T_NONNULL(t_qp_ex_create(&d, cb, IBV_QPT_RC, rc_ops));
 	struct ibv_qp_ex *x = ibv_qp_to_qp_ex(a);
 	struct t_conn_opts o;
 	struct t_ep ea, eb;

@@ -28,23 +28,6 @@ struct xpair {
 	struct ibv_qp_ex *xa;
 };
 
-static struct ibv_qp *xqp(struct ibv_cq *cq, enum ibv_qp_type type,
-			  uint64_t ops)
-{
-	struct ibv_qp_init_attr ia;
-	struct ibv_qp_init_attr_ex ix = { 0 };
-
-	t_qp_init_attr(&ia, type, cq, cq);
-	ix.qp_type = type;
-	ix.send_cq = cq;
-	ix.recv_cq = cq;
-	ix.cap = ia.cap;
-	ix.pd = d.pd;
-	ix.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
-	ix.send_ops_flags = ops;
-	return ibv_create_qp_ex(d.ctx, &ix);
-}
-
 /* access: the responder's qp_access_flags. */
 static void xpair_create(struct xpair *x, unsigned int access)
 {
@@ -57,8 +40,8 @@ static void xpair_create(struct xpair *x, unsigned int access)
 	o.access = access;
 	x->cq_a = t_cq_create(&d, 256, NULL);
 	x->cq_b = t_cq_create(&d, 256, NULL);
-	x->a = T_NONNULL(xqp(x->cq_a, IBV_QPT_RC, ops));
-	x->b = T_NONNULL(xqp(x->cq_b, IBV_QPT_RC, ops));
+	x->a = T_NONNULL(t_qp_ex_create(&d, x->cq_a, IBV_QPT_RC, ops));
+	x->b = T_NONNULL(t_qp_ex_create(&d, x->cq_b, IBV_QPT_RC, ops));
 	x->xa = T_NONNULL(ibv_qp_to_qp_ex(x->a));
 	T_ASSERT(x->xa->wr_atomic_write &&
 		 ((struct softrdma_qp_ex_flush *)x->xa)->wr_flush);
@@ -115,10 +98,11 @@ static void check_create_errors(void)
 
 	/* Only RC carries them (rxe's and rdma-core's tables). */
 	errno = 0;
-	T_ASSERT(!xqp(cq, IBV_QPT_UC, IBV_QP_EX_WITH_ATOMIC_WRITE));
+	T_ASSERT(!t_qp_ex_create(&d, cq, IBV_QPT_UC,
+				 IBV_QP_EX_WITH_ATOMIC_WRITE));
 	T_EQ(errno, EOPNOTSUPP);
 	errno = 0;
-	T_ASSERT(!xqp(cq, IBV_QPT_UD, IBV_QP_EX_WITH_FLUSH));
+	T_ASSERT(!t_qp_ex_create(&d, cq, IBV_QPT_UD, IBV_QP_EX_WITH_FLUSH));
 	T_EQ(errno, EOPNOTSUPP);
 	/* No persistent memory to grant a persistent flush on. */
 	T_NULL_ERRNO(ibv_reg_mr(d.pd, buf, sizeof(buf),

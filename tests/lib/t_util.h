@@ -114,6 +114,10 @@ struct ibv_cq *t_cq_create(struct t_dev *d, int cqe,
 void t_qp_init_attr(struct ibv_qp_init_attr *ia, enum ibv_qp_type type,
 		    struct ibv_cq *scq, struct ibv_cq *rcq);
 struct ibv_qp *t_qp_create(struct t_dev *d, struct ibv_qp_init_attr *ia);
+/* A QP of type on d's PD with t_qp_init_attr()'s sizes, both CQs cq, made
+ * by ibv_create_qp_ex with the IBV_QP_EX_WITH_* ops: NULL if refused. */
+struct ibv_qp *t_qp_ex_create(struct t_dev *d, struct ibv_cq *cq,
+			      enum ibv_qp_type type, uint64_t ops);
 
 /* What one side tells the other to connect, plus an MR it may use. */
 struct t_ep {

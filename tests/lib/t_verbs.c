@@ -78,6 +78,23 @@ void t_qp_init_attr(struct ibv_qp_init_attr *ia, enum ibv_qp_type type,
 	ia->cap.max_inline_data = 64;
 }
 
+struct ibv_qp *t_qp_ex_create(struct t_dev *d, struct ibv_cq *cq,
+			      enum ibv_qp_type type, uint64_t ops)
+{
+	struct ibv_qp_init_attr ia;
+	struct ibv_qp_init_attr_ex ix = { 0 };
+
+	t_qp_init_attr(&ia, type, cq, cq);
+	ix.qp_type = type;
+	ix.send_cq = cq;
+	ix.recv_cq = cq;
+	ix.cap = ia.cap;
+	ix.pd = d->pd;
+	ix.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+	ix.send_ops_flags = ops;
+	return ibv_create_qp_ex(d->ctx, &ix);
+}
+
 struct ibv_qp *t_qp_create(struct t_dev *d, struct ibv_qp_init_attr *ia)
 {
 	struct ibv_qp_cap want = ia->cap;
