@@ -20,7 +20,7 @@
 
 #include <infiniband/verbs.h>
 
-#define SRD_PROTO_VERSION 3
+#define SRD_PROTO_VERSION 4
 
 /* Abstract UNIX socket name (per network namespace).  SOFTRDMA_SOCKET in
  * the environment overrides it, for tests that run a private daemon. */
@@ -457,9 +457,9 @@ struct srd_create_qp_req {
 	struct ibv_qp_cap cap;
 	uint64_t user_handle;
 	uint32_t xrcd_handle; /* XRC_RECV only */
-	uint32_t rsvd;
+	uint32_t stage_bytes; /* staging area wanted (common/ring.h), or 0 */
 };
-/* Reply fd: [0] the QP memfd: ctl page, SQ ring, RQ ring. */
+/* Reply fd: [0] the QP memfd: ctl page, SQ ring, RQ ring, staging. */
 struct srd_create_qp_rep {
 	uint32_t handle;
 	uint32_t qp_num;
@@ -471,6 +471,8 @@ struct srd_create_qp_rep {
 	uint32_t rq_slot_size;
 	uint32_t rq_offset;
 	uint64_t map_len;
+	uint64_t stage_offset; /* 0 with stage_len 0: no staging area */
+	uint64_t stage_len;
 };
 struct srd_modify_qp_req {
 	uint32_t handle;

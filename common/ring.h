@@ -64,6 +64,10 @@ enum {
 	SRD_WQE_FENCE = 1 << 1,
 	SRD_WQE_SOLICITED = 1 << 2,
 	SRD_WQE_INLINE = 1 << 3,
+	/* SEND/WRITE: the payload was copied at post time into the QP's
+	 * staging area, at srd_send_wqe.stage (the SGEs still say where it
+	 * came from and are checked as ever). */
+	SRD_WQE_STAGED = 1 << 4,
 };
 
 /* Scatter/gather element, as in a NIC's data segment. */
@@ -73,6 +77,23 @@ struct srd_sge {
 	uint32_t lkey;
 };
 static_assert(sizeof(struct srd_sge) == 16, "sge layout");
+
+/* A staged payload: bytes [offset, offset + length) of the QP's staging
+ * area, never wrapping around its end. */
+struct srd_wqe_stage {
+	uint64_t offset;
+	uint32_t length;
+	uint32_t rsvd;
+};
+static_assert(sizeof(struct srd_wqe_stage) == 16, "stage layout");
+
+/* A descriptor that lies inside an area of area_len bytes and holds len. */
+static inline bool srd_wqe_stage_ok(const struct srd_wqe_stage *st,
+				    uint64_t area_len, uint64_t len)
+{
+	return st->length == len && st->offset <= area_len &&
+	       st->length <= area_len - st->offset;
+}
 
 /*
  * Send queue slot header.  The slot continues with num_sge srd_sge entries,
@@ -104,6 +125,9 @@ struct srd_send_wqe {
 			uint32_t mr_lkey; /* 0 with length 0: unbind */
 			uint32_t access;  /* IBV_ACCESS_* of the window */
 		} bind;
+		/* SRD_WQE_STAGED: where in the staging area the payload
+		 * lies; length is the SGEs' total. */
+		struct srd_wqe_stage stage;
 	};
 	/* UD only; XRC_SEND: remote_srqn, the target's SRQ */
 	uint32_t ah_handle;
@@ -144,13 +168,25 @@ struct srd_wq_ctl {
 static_assert(sizeof(struct srd_wq_ctl) == 128, "wq ctl layout");
 
 /*
- * A QP's memfd:  [ctl page][SQ ring][RQ ring]   (offsets in the create reply)
+ * A QP's memfd:  [ctl page][SQ ring][RQ ring][staging]   (offsets in the
+ * create reply)
  * page 0 holds sq ctl at offset 0 and rq ctl at offset 128.
  */
 struct srd_qp_ctl {
 	struct srd_wq_ctl sq;
 	struct srd_wq_ctl rq;
 };
+
+/*
+ * The staging area follows the RQ ring in the QP's memfd, page aligned
+ * (stage_offset, stage_len in the create reply).  The library asks for
+ * stage_bytes at creation; the daemon grants at most SRD_STAGE_MAX_BYTES,
+ * rounded up to whole pages, or none.  Payloads above SRD_STAGE_MAX_MSG
+ * are not staged.
+ */
+#define SRD_STAGE_MAX_BYTES (16u << 20)
+#define SRD_STAGE_DEFAULT_BYTES (4u << 20)
+#define SRD_STAGE_MAX_MSG (64u << 10)
 
 /* An SRQ's memfd: [ctl page][ring]. */
 struct srd_srq_ctl {

@@ -209,11 +209,16 @@ static struct ibv_context *ctx_new(struct srd_udevice *dev, int import_fd)
 	ret = srd_htab_init(&ctx->obj_tab);
 	if (ret)
 		goto err_qpn;
-	ret = ctx_open(ctx, dev, import_fd);
+	ret = srd_htab_init(&ctx->mr_tab);
 	if (ret)
 		goto err_obj;
+	ret = ctx_open(ctx, dev, import_fd);
+	if (ret)
+		goto err_mr;
 	return &ctx->vctx.context;
 
+err_mr:
+	srd_htab_fini(&ctx->mr_tab);
 err_obj:
 	srd_htab_fini(&ctx->obj_tab);
 err_qpn:
@@ -259,6 +264,7 @@ LIB_EXPORT int ibv_close_device(struct ibv_context *context)
 	close(ctx->doorbell_fd);
 	munmap((void *)ctx->dev_page, SRD_PAGE_SIZE);
 	pthread_mutex_destroy(&context->mutex);
+	srd_htab_fini(&ctx->mr_tab);
 	srd_htab_fini(&ctx->obj_tab);
 	srd_htab_fini(&ctx->qpn_tab);
 	srd_device_put(ctx->dev);

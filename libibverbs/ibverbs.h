@@ -55,6 +55,8 @@ struct srd_context {
 	struct srd_htab obj_tab;
 	/* The daemon closed the async pipe: DEVICE_FATAL was handed out. */
 	atomic_bool device_gone;
+	/* Our MRs by lkey (struct srd_umr.lnode), for staging (stage.c). */
+	struct srd_htab mr_tab;
 	/* The device is lost (flush.c): queued work is flushed by us. */
 	atomic_bool dead;
 	/* ibv_import_device: cmd_fd is the shared context's (ours to close),
@@ -244,6 +246,24 @@ static inline void *srd_wq_slot(struct srd_uwq *wq, uint32_t idx)
 	return wq->ring + (size_t)(idx & (wq->entries - 1)) * wq->slot_size;
 }
 
+/*
+ * A QP's staging area (stage.c): the payloads of SENDs and WRITEs from
+ * MRs the daemon reaches in place, copied at post time into memory it
+ * maps.  Allocated in SQ order as a byte ring; a WQE's bytes are free
+ * once the SQ tail has passed it.  Under the SQ's lock.
+ */
+struct srd_ustage {
+	uint8_t *base; /* NULL: no staging */
+	uint64_t len;
+	uint32_t max_msg;
+	uint64_t head;	   /* bytes given out, free running */
+	uint64_t tail;	   /* bytes given back */
+	uint64_t *end;	   /* per SQ slot: head once its WQE was written */
+	uint32_t done;	   /* SQ index up to which tail has moved */
+	uint32_t rd_last;  /* SQ index of the last READ or atomic posted */
+	bool rd_any;	   /* one was posted */
+};
+
 struct srd_uqp {
 	union {
 		struct ibv_qp qp;
@@ -263,6 +283,7 @@ struct srd_uqp {
 	struct ibv_qp_cap cap;
 	struct srd_ring_map rmap;
 	struct srd_pd *pdom; /* the parent domain it was created on */
+	struct srd_ustage stage;
 	/* ibv_wr_* state between wr_start and wr_complete. */
 	uint32_t wr_head_start;
 	int wr_err;
@@ -307,6 +328,13 @@ struct srd_umr {
 	struct ibv_mr mr;
 	int access;
 	struct srd_mem_ref mem;
+	/* In the context's mr_tab, under its lock: key lkey. */
+	struct srd_hnode lnode;
+	bool listed;
+	uint64_t iova;
+	/* Every page is reached in place by the daemon (pvm or ODP):
+	 * staging a payload from it saves the daemon that access. */
+	bool in_place;
 };
 
 static inline struct srd_umr *to_mr(struct ibv_mr *m)
@@ -389,6 +417,24 @@ int srd_destroy_flow(struct ibv_flow *flow);
 /* An XRC_RECV QP (ibv_create_qp_ex with IBV_QP_INIT_ATTR_XRCD). */
 struct srd_uqp *srd_xrc_tgt_create(struct ibv_context *context,
 				   struct ibv_qp_init_attr_ex *attr);
+
+/* --- stage.c ------------------------------------------------------------ */
+/* Staging bytes to ask for at QP creation (SOFTRDMA_STAGING). */
+uint32_t srd_stage_wanted(void);
+void srd_stage_init(struct srd_uqp *qp, void *map,
+		    const struct srd_create_qp_rep *rep);
+void srd_stage_fini(struct srd_uqp *qp);
+/* WQE idx (SEND or WRITE, not inline) is being written: copy its payload
+ * into the staging area if that is worth it and fits; true then, with
+ * *st filled.  Always records idx. */
+bool srd_stage_wqe(struct srd_context *ctx, struct srd_uqp *qp,
+		   const struct ibv_send_wr *wr, uint32_t idx,
+		   struct srd_wqe_stage *st);
+/* WQE idx, of another kind or unstaged, is being written. */
+void srd_stage_skip(struct srd_uqp *qp, uint32_t idx, enum ibv_wr_opcode op);
+/* mr_tab upkeep (mr.c). */
+void srd_mr_list(struct srd_context *ctx, struct srd_umr *mr, bool in_place);
+void srd_mr_unlist(struct srd_context *ctx, struct srd_umr *mr);
 
 /* --- fast path (post.c, poll.c, srq.c) ----------------------------------- */
 int srd_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,

@@ -55,6 +55,16 @@ static int acquire(struct srd_context *ctx, const void *addr, size_t length,
 			       ctx->conn.daemon_pid, d, ref);
 }
 
+/* Every page of the description is reached in place (pvm pieces, or
+ * none at all: ODP). */
+static bool desc_in_place(const struct srd_mem_desc *d)
+{
+	for (uint32_t i = 0; i < d->num_pieces; i++)
+		if (d->piece[i].kind != SRD_PIECE_PVM)
+			return false;
+	return true;
+}
+
 /* The implicit ODP MR: addr NULL and length SIZE_MAX, the whole address
  * space at iova == address. */
 static bool implicit_args(const void *addr, size_t length)
@@ -121,7 +131,6 @@ static struct ibv_mr *reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 	ret = srd_ctx_cmd(ctx, &a);
 	if (ret)
 		goto err_release;
-	free(d);
 	mr->mr.context = pd->context;
 	mr->mr.pd = pd;
 	mr->mr.addr = addr;
@@ -130,6 +139,9 @@ static struct ibv_mr *reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 	mr->mr.lkey = rep.lkey;
 	mr->mr.rkey = rep.rkey;
 	mr->access = (int)access;
+	mr->iova = iova;
+	srd_mr_list(ctx, mr, desc_in_place(d));
+	free(d);
 	return &mr->mr;
 
 err_release:
@@ -260,22 +272,28 @@ LIB_EXPORT int ibv_rereg_mr(struct ibv_mr *ibmr, int flags, struct ibv_pd *pd,
 		a.nfds = d->nfds;
 	}
 	ret = srd_ctx_cmd(to_ctx(ibmr->context), &a);
-	free(d);
 	if (ret) {
+		free(d);
 		srd_mem_release(&nref);
 		errno = -ret;
 		return IBV_REREG_MR_ERR_CMD;
 	}
+	/* Out of the table while the translation changes under it. */
+	srd_mr_unlist(to_ctx(ibmr->context), mr);
 	if (flags & IBV_REREG_MR_CHANGE_TRANSLATION) {
 		srd_mem_release(&mr->mem);
 		mr->mem = nref;
 		ibmr->addr = addr;
 		ibmr->length = length;
+		mr->iova = (uintptr_t)addr;
+		mr->in_place = desc_in_place(d);
 	}
+	free(d);
 	ibmr->pd = npd;
 	ibmr->lkey = rep.lkey;
 	ibmr->rkey = rep.rkey;
 	mr->access = (int)nacc;
+	srd_mr_list(to_ctx(ibmr->context), mr, mr->in_place);
 	return 0;
 
 err_input:
@@ -291,6 +309,7 @@ LIB_EXPORT int ibv_dereg_mr(struct ibv_mr *ibmr)
 	ret = srd_destroy_handle(ibmr->context, SRD_CMD_DEREG_MR, ibmr->handle);
 	if (ret)
 		return srd_ret_errno(ret);
+	srd_mr_unlist(to_ctx(ibmr->context), mr);
 	/* The daemon has unmapped it: the pages may go back to private. */
 	srd_mem_release(&mr->mem);
 	free(mr);

@@ -116,6 +116,7 @@ static int write_send(struct srd_uqp *qp, const struct ibv_send_wr *wr,
 	}
 	if (w.opcode == IBV_WR_BIND_MW || w.opcode == IBV_WR_LOCAL_INV) {
 		/* No data: the slot is the header alone. */
+		srd_stage_skip(qp, idx, wr->opcode);
 		w.num_sge = 0;
 		memcpy(srd_wq_slot(sq, idx), &w, sizeof(w));
 		if (w.flags & SRD_WQE_SIGNALED)
@@ -149,8 +150,18 @@ static int write_send(struct srd_uqp *qp, const struct ibv_send_wr *wr,
 		w.flags |= SRD_WQE_INLINE;
 		w.inline_len = (uint32_t)total;
 		w.num_sge = 0;
+		srd_stage_skip(qp, idx, wr->opcode);
 	} else {
 		struct srd_sge *s = (struct srd_sge *)(slot + sizeof(w));
+
+		/* A SEND or WRITE from memory the daemon reaches in place:
+		 * its payload copied now, if there is room (stage.c). */
+		if (!opcode_takes_inline(wr->opcode) ||
+		    qp->qp.qp_type == IBV_QPT_RAW_PACKET)
+			srd_stage_skip(qp, idx, wr->opcode);
+		else if (srd_stage_wqe(to_ctx(qp->qp.context), qp, wr, idx,
+				       &w.stage))
+			w.flags |= SRD_WQE_STAGED;
 
 		for (int i = 0; i < wr->num_sge; i++) {
 			s[i].addr = wr->sg_list[i].addr;

@@ -105,6 +105,8 @@ struct srd_uqp *srd_qp_create(struct ibv_context *context, struct ibv_pd *pd,
 	req.sq_sig_all = !!attr->sq_sig_all;
 	req.cap = attr->cap;
 	req.user_handle = qp->ev.hnode.key = srd_ctx_new_id(ctx);
+	/* A parent domain's allocator gives the ring memory: not more. */
+	req.stage_bytes = qp->pdom && qp->pdom->alloc ? 0 : srd_stage_wanted();
 	ret = srd_ctx_cmd(ctx, &a);
 	if (!ret && a.nrfds != 1)
 		ret = -EPROTO;
@@ -130,6 +132,7 @@ struct srd_uqp *srd_qp_create(struct ibv_context *context, struct ibv_pd *pd,
 		rep.rq_offset);
 	qp->rq.max_wr = rep.cap.max_recv_wr;
 	qp->rq.max_sge = rep.cap.max_recv_sge;
+	srd_stage_init(qp, map, &rep);
 	qp->sq.single_thread = qp->rq.single_thread = qp->pdom && qp->pdom->td;
 	qp->sq_sig_all = !!attr->sq_sig_all;
 	qp->cap = rep.cap;
@@ -260,6 +263,7 @@ LIB_EXPORT int ibv_destroy_qp(struct ibv_qp *ibqp)
 		pthread_cond_wait(&ibqp->cond, &ibqp->mutex);
 	pthread_mutex_unlock(&ibqp->mutex);
 	srd_ring_unmap(&qp->rmap);
+	srd_stage_fini(qp);
 	if (qp->pdom)
 		atomic_fetch_sub(&qp->pdom->refcnt, 1);
 	pthread_spin_destroy(&qp->sq.lock);

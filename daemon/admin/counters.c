@@ -64,6 +64,8 @@ static void add(struct srd_tp_counters *sum, const struct srd_tp_counters *c)
 	sum->rx_drops += c->rx_drops;
 	sum->delay_backoffs += c->delay_backoffs;
 	sum->xrc_srqn_errs += c->xrc_srqn_errs;
+	sum->staged_wqes += c->staged_wqes;
+	sum->stage_rejects += c->stage_rejects;
 }
 
 static void emit_tp(struct stat_out *o, const struct srd_tp_counters *c)
@@ -83,6 +85,8 @@ static void emit_tp(struct stat_out *o, const struct srd_tp_counters *c)
 	emit(o, "qp_rx_drops", c->rx_drops);
 	emit(o, "delay_backoffs", c->delay_backoffs);
 	emit(o, "xrc_srqn_errs", c->xrc_srqn_errs);
+	emit(o, "staged_wqes", c->staged_wqes);
+	emit(o, "staging_rejects", c->stage_rejects);
 }
 
 /* The wire's own counters of the device, every one by its name. */

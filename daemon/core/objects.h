@@ -61,6 +61,8 @@ struct srd_tp_counters {
 	uint64_t rx_drops;	 /* out of state, bad opcode for the QP */
 	uint64_t delay_backoffs; /* window cuts for a growing round trip */
 	uint64_t xrc_srqn_errs;	 /* XRC requests naming no SRQ of the domain */
+	uint64_t staged_wqes;	 /* SEND/WRITE WQEs sent from the staging area */
+	uint64_t stage_rejects;	 /* staging descriptors refused (bad WQE) */
 };
 
 struct srd_port {
@@ -297,6 +299,9 @@ struct srd_qp {
 	struct srd_wq rq;
 	void *map;
 	size_t map_len;
+	/* The staging area (common/ring.h) in map, or NULL and 0. */
+	const uint8_t *stage;
+	uint64_t stage_len;
 	struct list_node node;	     /* in daemon->qps (engine scan list) */
 	struct srd_qp_transport *tp; /* engine-owned */
 	uint32_t mcast_attached;     /* multicast groups it is attached to */

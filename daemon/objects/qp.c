@@ -113,21 +113,30 @@ static void qp_geometry(struct srd_qp *qp, const struct ibv_qp_cap *req,
 	qp->cap.max_recv_sge = rq->max_sge;
 }
 
-/* The QP's memfd: [ctl page][SQ ring][RQ ring], rings page aligned. */
-static int qp_map_rings(struct srd_qp *qp, uint32_t *sq_off, uint32_t *rq_off)
+/* The QP's memfd: [ctl page][SQ ring][RQ ring][staging], page aligned.
+ * The staging area costs no mapping of its own and no memory until the
+ * library writes to it. */
+static int qp_map_rings(struct srd_qp *qp, uint32_t *sq_off, uint32_t *rq_off,
+			uint32_t stage_bytes)
 {
 	size_t sq_bytes = (size_t)qp->sq.entries * qp->sq.slot_size;
 	size_t rq_bytes = (size_t)qp->rq.entries * qp->rq.slot_size;
+	size_t stage_off;
 	uint8_t *map;
 	int fd;
 
+	if (stage_bytes > SRD_STAGE_MAX_BYTES)
+		stage_bytes = SRD_STAGE_MAX_BYTES;
 	*sq_off = SRD_RING_CTL_BYTES;
 	*rq_off = *sq_off + page_align(sq_bytes);
-	qp->map_len = *rq_off + page_align(rq_bytes);
+	stage_off = *rq_off + page_align(rq_bytes);
+	qp->stage_len = page_align(stage_bytes);
+	qp->map_len = stage_off + qp->stage_len;
 	fd = shm_create("softrdma-qp", qp->map_len, 0, &qp->map);
 	if (fd < 0)
 		return fd;
 	map = qp->map;
+	qp->stage = qp->stage_len ? map + stage_off : NULL;
 	qp->sq.ctl = &((struct srd_qp_ctl *)map)->sq;
 	qp->sq.ring = map + *sq_off;
 	if (qp->rq.entries) {
@@ -241,7 +250,10 @@ int cmd_create_qp(struct srd_client *c, struct srd_req *rq, struct srd_rep *rp)
 	}
 	qp->qpn = qp->handle = qpn;
 	if (qp->type != IBV_QPT_XRC_RECV) {
-		fd = qp_map_rings(qp, &sq_off, &rq_off);
+		fd = qp_map_rings(qp, &sq_off, &rq_off,
+				  qp->type == IBV_QPT_RAW_PACKET
+					  ? 0
+					  : req->stage_bytes);
 		if (fd < 0) {
 			err = fd;
 			goto err_qpn;
@@ -287,6 +299,9 @@ int cmd_create_qp(struct srd_client *c, struct srd_req *rq, struct srd_rep *rp)
 	rep->rq_slot_size = qp->rq.slot_size;
 	rep->rq_offset = rq_off;
 	rep->map_len = qp->map_len;
+	rep->stage_len = qp->stage_len;
+	rep->stage_offset = qp->stage ? (uint64_t)(qp->stage - (uint8_t *)qp->map)
+				      : 0;
 	if (fd >= 0)
 		rep_add_fd(rp, fd, false);
 	return 0;

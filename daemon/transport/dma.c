@@ -139,6 +139,16 @@ void dma_advance(struct srd_dma *m, uint64_t n)
 	}
 }
 
+/* A staged SGL: where in the staged copy the cursor's bytes are. */
+static const uint8_t *stage_ptr(const struct srd_dma *m)
+{
+	uint64_t pos = m->off;
+
+	for (uint32_t i = 0; i < m->idx; i++)
+		pos += m->sgl.sge[i].length;
+	return m->stage + pos;
+}
+
 /* Resolve the MR of a piece for n bytes, remembering the last lookup. */
 static struct srd_mr *piece_mr(struct srd_daemon *d, const struct srd_dma *m,
 			       struct piece *pc, uint64_t n,
@@ -209,6 +219,11 @@ int dma_copy(struct srd_daemon *d, struct srd_dma *dst, struct srd_dma *src,
 			smr = piece_mr(d, src, &sp, n, &scache, &skey);
 			if (!smr)
 				return -EFAULT;
+			if (src->stage) {
+				/* Checked as ever; the bytes are the copy. */
+				sp.p = (uint8_t *)stage_ptr(src);
+				smr = NULL;
+			}
 		}
 		if (dmr && smr) {
 			struct srd_mr *failed = NULL;
@@ -255,7 +270,7 @@ int dma_map_iov(struct srd_daemon *d, struct srd_dma *m, uint64_t len,
 		mr = piece_mr(d, m, &pc, k, &cache, &key);
 		if (!mr)
 			return -EFAULT;
-		p = mr_ptr(mr, pc.va);
+		p = m->stage ? (uint8_t *)stage_ptr(m) : mr_ptr(mr, pc.va);
 		if (!p)
 			return -ENOTSUP;
 		if (n &&

@@ -42,6 +42,9 @@ struct srd_dma {
 			uint64_t len;
 		} buf;
 	};
+	/* SGL: the bytes are read from here (the piece's offset in the
+	 * whole list), each piece's key still checked; NULL: from the MRs */
+	const uint8_t *stage;
 	/* cursor: piece index and offset within it */
 	uint32_t idx;
 	uint64_t off;

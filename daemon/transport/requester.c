@@ -223,6 +223,10 @@ static bool build_send_write(struct srd_qp_transport *tp, struct srd_swqe *s,
 	} else {
 		dma_init_sgl(&pkt->pay, swqe_sge(s), s->w.num_sge, qp->pd, NULL,
 			     0);
+		/* The SGEs are still checked piece by piece; the bytes come
+		 * from the copy made at post time (checked in swqe_check). */
+		if (s->w.flags & SRD_WQE_STAGED)
+			pkt->pay.stage = qp->stage + s->w.stage.offset;
 		dma_seek(&pkt->pay, off);
 	}
 	pkt->paylen = paylen;

@@ -13,6 +13,21 @@
 #include "daemon/core/flow.h"
 #include "daemon/transport/engine.h"
 
+/* A staged SEND or WRITE: gathered from SGEs, its descriptor inside the
+ * QP's staging area and as long as the SGEs. */
+static bool swqe_stage_ok(const struct srd_qp_transport *tp,
+			  const struct srd_swqe *s, uint64_t len)
+{
+	const struct srd_qp *qp = tp->qp;
+
+	if (s->kind != SWQE_K_SEND && s->kind != SWQE_K_WRITE)
+		return false;
+	if ((s->w.flags & SRD_WQE_INLINE) || !qp->stage ||
+	    qp->type == IBV_QPT_RAW_PACKET)
+		return false;
+	return srd_wqe_stage_ok(&s->w.stage, qp->stage_len, len);
+}
+
 /* Check a copied send WQE and fill in what the requester needs.
  * Returns IBV_WC_SUCCESS or the status it completes with. */
 static enum ibv_wc_status swqe_check(struct srd_qp_transport *tp,
@@ -117,6 +132,16 @@ static enum ibv_wc_status swqe_check(struct srd_qp_transport *tp,
 		if (dma_check_sgl(tp->eng->d, sge, w->num_sge, qp->pd, access))
 			return IBV_WC_LOC_PROT_ERR;
 	}
+	/* Checked after the SGEs, so a bad lkey fails as it does unstaged:
+	 * only then is the descriptor's word taken, from our copy. */
+	if ((w->flags & SRD_WQE_STAGED) && !swqe_stage_ok(tp, s, len)) {
+		tp->cnt.stage_rejects++;
+		srd_log(SRD_LOG_DEBUG,
+			"qp 0x%x requester: staging descriptor %llu+%u refused",
+			qp->qpn, (unsigned long long)w->stage.offset,
+			w->stage.length);
+		return IBV_WC_LOC_QP_OP_ERR;
+	}
 	if (len > SRD_MAX_MSG_SZ)
 		return IBV_WC_LOC_LEN_ERR;
 	s->length = len;
@@ -180,6 +205,8 @@ int sq_fetch(struct srd_qp_transport *tp)
 				"qp 0x%x requester: WQE %u %s, %s", tp->qp->qpn,
 				idx, requester_state_name(s->state),
 				srd_wc_status_name(st));
+		} else if (s->w.flags & SRD_WQE_STAGED) {
+			tp->cnt.staged_wqes++;
 		}
 	}
 	tp->sq_fetched = prod;
