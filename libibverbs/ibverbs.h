@@ -256,12 +256,12 @@ struct srd_ustage {
 	uint8_t *base; /* NULL: no staging */
 	uint64_t len;
 	uint32_t max_msg;
-	uint64_t head;	   /* bytes given out, free running */
-	uint64_t tail;	   /* bytes given back */
-	uint64_t *end;	   /* per SQ slot: head once its WQE was written */
-	uint32_t done;	   /* SQ index up to which tail has moved */
-	uint32_t rd_last;  /* SQ index of the last READ or atomic posted */
-	bool rd_any;	   /* one was posted */
+	uint64_t head;	  /* bytes given out, free running */
+	uint64_t tail;	  /* bytes given back */
+	uint64_t *end;	  /* per SQ slot: head once its WQE was written */
+	uint32_t done;	  /* SQ index up to which tail has moved */
+	uint32_t rd_last; /* SQ index of the last READ or atomic posted */
+	bool rd_any;	  /* one was posted */
 };
 
 struct srd_uqp {

@@ -89,7 +89,8 @@ void srd_stage_fini(struct srd_uqp *qp)
 static void reclaim(struct srd_uqp *qp)
 {
 	struct srd_ustage *st = &qp->stage;
-	uint32_t tail = atomic_load_explicit(&qp->sq.tail, memory_order_acquire);
+	uint32_t tail =
+		atomic_load_explicit(&qp->sq.tail, memory_order_acquire);
 	uint32_t mask = qp->sq.entries - 1;
 
 	while (st->done != tail) {
@@ -118,7 +119,8 @@ void srd_stage_skip(struct srd_uqp *qp, uint32_t idx, enum ibv_wr_opcode op)
 static bool rd_pending(struct srd_uqp *qp)
 {
 	struct srd_ustage *st = &qp->stage;
-	uint32_t tail = atomic_load_explicit(&qp->sq.tail, memory_order_relaxed);
+	uint32_t tail =
+		atomic_load_explicit(&qp->sq.tail, memory_order_relaxed);
 
 	return st->rd_any && (int32_t)(st->rd_last - tail) >= 0;
 }

@@ -61,8 +61,8 @@ struct srd_tp_counters {
 	uint64_t rx_drops;	 /* out of state, bad opcode for the QP */
 	uint64_t delay_backoffs; /* window cuts for a growing round trip */
 	uint64_t xrc_srqn_errs;	 /* XRC requests naming no SRQ of the domain */
-	uint64_t staged_wqes;	 /* SEND/WRITE WQEs sent from the staging area */
-	uint64_t stage_rejects;	 /* staging descriptors refused (bad WQE) */
+	uint64_t staged_wqes;	/* SEND/WRITE WQEs sent from the staging area */
+	uint64_t stage_rejects; /* staging descriptors refused (bad WQE) */
 };
 
 struct srd_port {

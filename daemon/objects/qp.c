@@ -250,10 +250,9 @@ int cmd_create_qp(struct srd_client *c, struct srd_req *rq, struct srd_rep *rp)
 	}
 	qp->qpn = qp->handle = qpn;
 	if (qp->type != IBV_QPT_XRC_RECV) {
-		fd = qp_map_rings(qp, &sq_off, &rq_off,
-				  qp->type == IBV_QPT_RAW_PACKET
-					  ? 0
-					  : req->stage_bytes);
+		fd = qp_map_rings(
+			qp, &sq_off, &rq_off,
+			qp->type == IBV_QPT_RAW_PACKET ? 0 : req->stage_bytes);
 		if (fd < 0) {
 			err = fd;
 			goto err_qpn;
@@ -300,8 +299,8 @@ int cmd_create_qp(struct srd_client *c, struct srd_req *rq, struct srd_rep *rp)
 	rep->rq_offset = rq_off;
 	rep->map_len = qp->map_len;
 	rep->stage_len = qp->stage_len;
-	rep->stage_offset = qp->stage ? (uint64_t)(qp->stage - (uint8_t *)qp->map)
-				      : 0;
+	rep->stage_offset =
+		qp->stage ? (uint64_t)(qp->stage - (uint8_t *)qp->map) : 0;
 	if (fd >= 0)
 		rep_add_fd(rp, fd, false);
 	return 0;

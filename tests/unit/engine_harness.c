@@ -147,6 +147,7 @@ void eh_qp(struct eh *h, uint32_t pd, enum ibv_qp_type type, struct eh_cq *scq,
 			 .max_recv_sge = 4,
 			 .max_inline_data = 64 },
 		.user_handle = (uintptr_t)out,
+		.stage_bytes = h->stage_bytes,
 	};
 	struct srd_create_qp_rep *rep = (void *)rp.data;
 

@@ -17,8 +17,9 @@
 struct eh {
 	struct t_core t;
 	uint32_t pd;
-	uint64_t now;  /* the engine's clock */
-	uint64_t step; /* added to now by every pass */
+	uint64_t now;	      /* the engine's clock */
+	uint64_t step;	      /* added to now by every pass */
+	uint32_t stage_bytes; /* staging area of the QPs eh_qp makes */
 };
 
 struct eh_mr {

@@ -40,9 +40,8 @@ static bool staging_on(void)
 
 /* One message of op, len bytes in nsge SGEs from src + soff, to dst +
  * doff (WRITE) or into a receive at dst + doff (SEND); checked. */
-static void one(struct t_pair *p, enum ibv_wr_opcode op, uint32_t len,
-		int nsge, size_t soff, size_t doff, uint32_t seed,
-		uint32_t inv_rkey)
+static void one(struct t_pair *p, enum ibv_wr_opcode op, uint32_t len, int nsge,
+		size_t soff, size_t doff, uint32_t seed, uint32_t inv_rkey)
 {
 	struct ibv_sge sge[4];
 	struct ibv_send_wr wr = { 0 }, *bad;
@@ -114,13 +113,13 @@ static uint32_t bind_window(struct t_pair *p, struct ibv_mw *mw)
 
 static void opcodes_and_sizes(void)
 {
-	static const uint32_t sizes[] = { 1,	 63,	64,    65,   1000,
-					  4095,	 4096,	4097,  8192, 30000,
+	static const uint32_t sizes[] = { 1,	 63,	64,    65,    1000,
+					  4095,	 4096,	4097,  8192,  30000,
 					  65535, 65536, 65537, 200000 };
-	static const enum ibv_wr_opcode ops[] = {
-		IBV_WR_RDMA_WRITE, IBV_WR_RDMA_WRITE_WITH_IMM, IBV_WR_SEND,
-		IBV_WR_SEND_WITH_IMM
-	};
+	static const enum ibv_wr_opcode ops[] = { IBV_WR_RDMA_WRITE,
+						  IBV_WR_RDMA_WRITE_WITH_IMM,
+						  IBV_WR_SEND,
+						  IBV_WR_SEND_WITH_IMM };
 	struct t_pair p;
 	uint32_t seed = 1, small = 0;
 	unsigned long long n;
@@ -138,7 +137,8 @@ static void opcodes_and_sizes(void)
 					small++;
 			}
 	for (int i = 0; i < 3; i++) {
-		struct ibv_mw *mw = T_NONNULL(ibv_alloc_mw(d.pd, IBV_MW_TYPE_2));
+		struct ibv_mw *mw =
+			T_NONNULL(ibv_alloc_mw(d.pd, IBV_MW_TYPE_2));
 		uint32_t rkey = bind_window(&p, mw);
 
 		one(&p, IBV_WR_SEND_WITH_INV, 100 + i * 3000, 1 + i, 40, 8192,
@@ -187,8 +187,8 @@ static void full_area(void)
 		if (!round)
 			n1 = n2;
 	}
-	t_log("bursts of %d x %u bytes: %llu, then %llu staged", BATCH, len,
-	      n1, n2 - n1);
+	t_log("bursts of %d x %u bytes: %llu, then %llu staged", BATCH, len, n1,
+	      n2 - n1);
 	if (staging_on()) {
 		/* 256 KiB hold 16 of them; the daemon may retire some
 		 * while the burst is posted, never all. */
@@ -244,8 +244,8 @@ static void other_types(void)
 
 	t_pair_create(&d, &p, IBV_QPT_UC, NULL, NULL);
 	for (uint32_t i = 0; i < 20; i++)
-		one(&p, i & 1 ? IBV_WR_SEND : IBV_WR_RDMA_WRITE,
-		    1 + i * 3001, 1 + i % 3, i * 64, i * 128, 500 + i, 0);
+		one(&p, i & 1 ? IBV_WR_SEND : IBV_WR_RDMA_WRITE, 1 + i * 3001,
+		    1 + i % 3, i * 64, i * 128, 500 + i, 0);
 	T_EQ(staged(p.a), staging_on() ? 20 : 0);
 	t_pair_destroy(&p);
 
