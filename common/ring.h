@@ -180,9 +180,10 @@ struct srd_qp_ctl {
 /*
  * The staging area follows the RQ ring in the QP's memfd, page aligned
  * (stage_offset, stage_len in the create reply).  The library asks for
- * stage_bytes at creation; the daemon grants at most SRD_STAGE_MAX_BYTES,
- * rounded up to whole pages, or none.  Payloads above SRD_STAGE_MAX_MSG
- * are not staged.
+ * stage_bytes at creation (by default max_send_wr * SRD_STAGE_MAX_MSG,
+ * at least SRD_STAGE_DEFAULT_BYTES / 16); the daemon grants at most
+ * SRD_STAGE_MAX_BYTES, rounded up to whole pages, or none.  Payloads above
+ * SRD_STAGE_MAX_MSG (or the area) are not staged.
  */
 #define SRD_STAGE_MAX_BYTES (16u << 20)
 #define SRD_STAGE_DEFAULT_BYTES (4u << 20)

@@ -420,7 +420,7 @@ struct srd_uqp *srd_xrc_tgt_create(struct ibv_context *context,
 
 /* --- stage.c ------------------------------------------------------------ */
 /* Staging bytes to ask for at QP creation (SOFTRDMA_STAGING). */
-uint32_t srd_stage_wanted(void);
+uint32_t srd_stage_wanted(uint32_t max_send_wr);
 void srd_stage_init(struct srd_uqp *qp, void *map,
 		    const struct srd_create_qp_rep *rep);
 void srd_stage_fini(struct srd_uqp *qp);

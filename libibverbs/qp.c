@@ -106,7 +106,9 @@ struct srd_uqp *srd_qp_create(struct ibv_context *context, struct ibv_pd *pd,
 	req.cap = attr->cap;
 	req.user_handle = qp->ev.hnode.key = srd_ctx_new_id(ctx);
 	/* A parent domain's allocator gives the ring memory: not more. */
-	req.stage_bytes = qp->pdom && qp->pdom->alloc ? 0 : srd_stage_wanted();
+	req.stage_bytes = qp->pdom && qp->pdom->alloc
+				  ? 0
+				  : srd_stage_wanted(attr->cap.max_send_wr);
 	ret = srd_ctx_cmd(ctx, &a);
 	if (!ret && a.nrfds != 1)
 		ret = -EPROTO;

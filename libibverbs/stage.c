@@ -28,7 +28,11 @@
 /* More SGEs than this go unstaged (one iovec each). */
 #define STAGE_MAX_SGE 32
 
-uint32_t srd_stage_wanted(void)
+/* SOFTRDMA_STAGING: 0 none, a size (K, M) for every QP, 1 or unset the
+ * default: room for as many of the largest staged payloads as the SQ
+ * holds WRs, between SRD_STAGE_DEFAULT_BYTES / 16 and SRD_STAGE_MAX_BYTES.
+ * Pages cost nothing until a payload is written there. */
+uint32_t srd_stage_wanted(uint32_t max_send_wr)
 {
 	static int cached = -1;
 	static uint32_t bytes;
@@ -36,27 +40,30 @@ uint32_t srd_stage_wanted(void)
 	char *end;
 	unsigned long long v;
 
-	if (__atomic_load_n(&cached, __ATOMIC_ACQUIRE) >= 0)
-		return bytes;
-	v = SRD_STAGE_DEFAULT_BYTES;
-	env = getenv("SOFTRDMA_STAGING");
-	if (env && *env) {
-		v = strtoull(env, &end, 0);
-		if (*end == 'k' || *end == 'K')
-			v <<= 10;
-		else if (*end == 'm' || *end == 'M')
-			v <<= 20;
-		/* "1" (or "on"): the default size. */
-		if (v == 1 || (end == env && !strcmp(env, "on")))
-			v = SRD_STAGE_DEFAULT_BYTES;
-		else if (end == env)
-			v = 0;
-		if (v > SRD_STAGE_MAX_BYTES)
-			v = SRD_STAGE_MAX_BYTES;
+	if (__atomic_load_n(&cached, __ATOMIC_ACQUIRE) < 0) {
+		v = 1;
+		env = getenv("SOFTRDMA_STAGING");
+		if (env && *env) {
+			v = strtoull(env, &end, 0);
+			if (*end == 'k' || *end == 'K')
+				v <<= 10;
+			else if (*end == 'm' || *end == 'M')
+				v <<= 20;
+			if (end == env)
+				v = !strcmp(env, "on");
+			if (v > SRD_STAGE_MAX_BYTES)
+				v = SRD_STAGE_MAX_BYTES;
+		}
+		__atomic_store_n(&bytes, (uint32_t)v, __ATOMIC_RELAXED);
+		__atomic_store_n(&cached, 1, __ATOMIC_RELEASE);
 	}
-	bytes = (uint32_t)v;
-	__atomic_store_n(&cached, 1, __ATOMIC_RELEASE);
-	return bytes;
+	v = __atomic_load_n(&bytes, __ATOMIC_RELAXED);
+	if (v != 1)
+		return (uint32_t)v;
+	v = (unsigned long long)max_send_wr * SRD_STAGE_MAX_MSG;
+	if (v < SRD_STAGE_DEFAULT_BYTES / 16)
+		v = SRD_STAGE_DEFAULT_BYTES / 16;
+	return v > SRD_STAGE_MAX_BYTES ? SRD_STAGE_MAX_BYTES : (uint32_t)v;
 }
 
 void srd_stage_init(struct srd_uqp *qp, void *map,
