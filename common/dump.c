@@ -192,7 +192,7 @@ void srd_dump_send_wqe(FILE *f, uint32_t qpn, uint32_t idx, const void *slot,
 		       uint32_t slot_size)
 {
 	static const char *const fl[] = { "SIGNALED", "FENCE", "SOLICITED",
-					  "INLINE" };
+					  "INLINE", "STAGED" };
 	struct sbuf *s = malloc(sizeof(*s));
 	struct srd_send_wqe w;
 	const struct srd_sge *sge;
@@ -207,7 +207,7 @@ void srd_dump_send_wqe(FILE *f, uint32_t qpn, uint32_t idx, const void *slot,
 	memcpy(&w, slot, sizeof(w));
 	sb_add(s, "softrdma: qp 0x%x sq[%u] %s wr_id 0x%llx flags ", qpn, idx,
 	       wr_opcode_name(w.opcode), (unsigned long long)w.wr_id);
-	sb_flags(s, w.flags, fl, 4);
+	sb_flags(s, w.flags, fl, 5);
 	sb_add(s, " num_sge %u", w.num_sge);
 	if (w.opcode == 1 || w.opcode == 3)
 		sb_add(s, " imm 0x%08x", w.imm_data);
@@ -225,6 +225,9 @@ void srd_dump_send_wqe(FILE *f, uint32_t qpn, uint32_t idx, const void *slot,
 		       w.remote_qpn, w.remote_qkey);
 	if (w.flags & SRD_WQE_INLINE)
 		sb_add(s, " inline_len %u", w.inline_len);
+	if (w.flags & SRD_WQE_STAGED)
+		sb_add(s, " staged %u at %llu", w.stage.length,
+		       (unsigned long long)w.stage.offset);
 	sb_add(s, "\n");
 
 	if (w.flags & SRD_WQE_INLINE) {

@@ -69,6 +69,8 @@ static struct srd_send_wqe *wr_open(struct ibv_qp_ex *x, enum ibv_wr_opcode op)
 		qp->wr_err = ENOMEM;
 		return NULL;
 	}
+	/* Unstaged: the slot's place in the staging ring still counts. */
+	srd_stage_skip(qp, sq->head, op);
 	w = srd_wq_slot(sq, sq->head++);
 	memset(w, 0, sizeof(*w));
 	w->wr_id = x->wr_id;
