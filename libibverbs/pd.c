@@ -7,7 +7,7 @@
 
 LIB_EXPORT struct ibv_pd *ibv_alloc_pd(struct ibv_context *context)
 {
-	struct srd_handle_rep rep;
+	struct srd_handle_rep rep = { 0 };
 	struct srd_cmd_args a = {
 		.op = SRD_CMD_ALLOC_PD,
 		.rep = &rep,
