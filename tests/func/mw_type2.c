@@ -64,6 +64,113 @@ static void write_expect(uint64_t wr_id, uint64_t raddr, uint32_t len,
 	T_EXPECT_WC(p.cq_a, NULL, wr_id, st, IBV_WC_RDMA_WRITE);
 }
 
+/* The peer's SEND with Invalidate of mw's current key, len bytes (0: no
+ * data segment; above the path MTU: several packets, the IETH in the
+ * last). */
+static void remote_inv(struct ibv_mw *mw, uint64_t wr_id, uint32_t len)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)src.p,
+			       .length = len,
+			       .lkey = src.mr->lkey };
+	struct ibv_wc wc;
+
+	t_fill(src.p, len, (uint32_t)wr_id);
+	t_post_recv(p.b, wr_id, mr, buf + 8192, 8192);
+	post_inv(p.a, IBV_WR_SEND_WITH_INV, wr_id, mw->rkey, len ? &sge : NULL);
+	T_EXPECT_WC(p.cq_a, NULL, wr_id, IBV_WC_SUCCESS, IBV_WC_SEND);
+	T_EXPECT_WC(p.cq_b, &wc, wr_id, IBV_WC_SUCCESS, IBV_WC_RECV);
+	T_ASSERT(wc.wc_flags & IBV_WC_WITH_INV);
+	T_EQ(wc.invalidated_rkey, mw->rkey);
+	T_EQ(wc.byte_len, len);
+	T_CHECK_FILL(buf + 8192, len, (uint32_t)wr_id);
+}
+
+/* An invalidated window is free again (o10-37.2.30; rxe: FREE): a QP of
+ * its PD binds it anew, on the QP it was bound through or another, with
+ * the next key byte or the same one; the old rkey stays dead.  A bind
+ * names the window by the key it has now, as rxe_bind_mw() wants it. */
+static void test_rebind(struct ibv_mw *mw)
+{
+	static const uint32_t lens[] = { 64, 0, 5000 };
+	uint32_t k0 = mw->rkey, prev;
+
+	post_bind(p.b, mw, 40, ibv_inc_rkey(k0), buf, 8192,
+		  IBV_ACCESS_REMOTE_WRITE);
+	T_EXPECT_WC(p.cq_b, NULL, 40, IBV_WC_SUCCESS, IBV_WC_BIND_MW);
+	mw->rkey = ibv_inc_rkey(k0);
+
+	/* Invalidated remotely, bound again through the same QP, three
+	 * times over: each key reaches the window while it is bound. */
+	for (unsigned int i = 0; i < 3; i++) {
+		uint64_t id = 41 + 4 * (uint64_t)i;
+
+		t_fill(src.p, 256, (uint32_t)id);
+		write_expect(id, (uintptr_t)buf + 1024, 256, mw->rkey,
+			     IBV_WC_SUCCESS);
+		T_CHECK_FILL(buf + 1024, 256, (uint32_t)id);
+		remote_inv(mw, id + 1, lens[i]);
+		prev = mw->rkey;
+		post_bind(p.b, mw, id + 2, ibv_inc_rkey(prev), buf, 8192,
+			  IBV_ACCESS_REMOTE_WRITE);
+		T_EXPECT_WC(p.cq_b, NULL, id + 2, IBV_WC_SUCCESS,
+			    IBV_WC_BIND_MW);
+		mw->rkey = ibv_inc_rkey(prev);
+		T_NE(mw->rkey, prev);
+		T_EQ(mw->rkey >> 8, k0 >> 8);
+	}
+	t_fill(src.p, 128, 53);
+	write_expect(53, (uintptr_t)buf + 2048, 128, mw->rkey, IBV_WC_SUCCESS);
+	T_CHECK_FILL(buf + 2048, 128, 53);
+	/* The key of the binding before is dead. */
+	t_fill(buf, 64, 54);
+	write_expect(54, (uintptr_t)buf, 64, prev, IBV_WC_REM_ACCESS_ERR);
+	T_CHECK_FILL(buf, 64, 54);
+	pair_renew();
+
+	/* Free after a LOCAL_INV too; bound again through another QP with
+	 * the same key byte (rxe takes any key byte). */
+	post_inv(p.b, IBV_WR_LOCAL_INV, 55, mw->rkey, NULL);
+	T_EXPECT_WC(p.cq_b, NULL, 55, IBV_WC_SUCCESS, IBV_WC_LOCAL_INV);
+	write_expect(56, (uintptr_t)buf, 64, mw->rkey, IBV_WC_REM_ACCESS_ERR);
+	pair_renew();
+	post_bind(p.b, mw, 57, mw->rkey, buf, LEN, IBV_ACCESS_REMOTE_WRITE);
+	T_EXPECT_WC(p.cq_b, NULL, 57, IBV_WC_SUCCESS, IBV_WC_BIND_MW);
+	t_fill(src.p, 64, 58);
+	write_expect(58, (uintptr_t)buf + LEN - 64, 64, mw->rkey,
+		     IBV_WC_SUCCESS);
+	T_CHECK_FILL(buf + LEN - 64, 64, 58);
+	/* Bound, it cannot be bound again: the binding stays. */
+	post_bind(p.b, mw, 59, ibv_inc_rkey(mw->rkey), buf, 64,
+		  IBV_ACCESS_REMOTE_WRITE);
+	T_EXPECT_WC(p.cq_b, NULL, 59, IBV_WC_MW_BIND_ERR, IBV_WC_BIND_MW);
+	pair_renew();
+	write_expect(60, (uintptr_t)buf + 4096, 64, mw->rkey,
+		     IBV_WC_REM_ACCESS_ERR);
+	pair_renew();
+	post_inv(p.b, IBV_WR_LOCAL_INV, 61, mw->rkey, NULL);
+	T_EXPECT_WC(p.cq_b, NULL, 61, IBV_WC_SUCCESS, IBV_WC_LOCAL_INV);
+
+	/* Named by a key it no longer has (an ibv_mw whose rkey was not
+	 * moved to the bind's key): MW_BIND_ERR, as on rxe, and the window
+	 * stays free for a bind that names it right. */
+	prev = mw->rkey;
+	mw->rkey = k0;
+	post_bind(p.b, mw, 62, ibv_inc_rkey(prev), buf, LEN,
+		  IBV_ACCESS_REMOTE_WRITE);
+	T_EXPECT_WC(p.cq_b, NULL, 62, IBV_WC_MW_BIND_ERR, IBV_WC_BIND_MW);
+	mw->rkey = prev;
+	pair_renew();
+	post_bind(p.b, mw, 63, ibv_inc_rkey(prev), buf, LEN,
+		  IBV_ACCESS_REMOTE_WRITE);
+	T_EXPECT_WC(p.cq_b, NULL, 63, IBV_WC_SUCCESS, IBV_WC_BIND_MW);
+	mw->rkey = ibv_inc_rkey(prev);
+	t_fill(src.p, 64, 64);
+	write_expect(64, (uintptr_t)buf, 64, mw->rkey, IBV_WC_SUCCESS);
+	T_CHECK_FILL(buf, 64, 64);
+	post_inv(p.b, IBV_WR_LOCAL_INV, 65, mw->rkey, NULL);
+	T_EXPECT_WC(p.cq_b, NULL, 65, IBV_WC_SUCCESS, IBV_WC_LOCAL_INV);
+}
+
 /* An RC pair of extended QPs (ibv_wr_*). */
 struct xpair {
 	struct ibv_cq *cq_a, *cq_b;
@@ -328,6 +435,7 @@ int main(void)
 	/* The extended posting path. */
 	mw->rkey = r2;
 	test_qp_ex(mw);
+	test_rebind(mw);
 
 	/* Dereg of an MR with a bound window: EINVAL; dealloc of a bound
 	 * window is fine, and its key dies with it. */
