@@ -52,7 +52,7 @@ int main(void)
 	struct ibv_mr *mr, *mr_nobind, *mr_ro;
 	struct ibv_pd *pd2;
 	struct ibv_mw *mw, *mw2;
-	uint32_t rkey0;
+	uint32_t rkey0, rkey1;
 	uint8_t *buf;
 
 	t_init("mw_type1");
@@ -120,6 +120,31 @@ int main(void)
 	remote(IBV_WR_RDMA_WRITE, 10, buf, 64, mw->rkey, IBV_WC_REM_ACCESS_ERR);
 	pair_renew();
 	remote(IBV_WR_RDMA_READ, 11, buf, 64, rkey0, IBV_WC_REM_ACCESS_ERR);
+	pair_renew();
+
+	/* A zero-length bind unbinds (an MR named or not, pyverbs names
+	 * one): the key moves on and neither key reaches anything.  The
+	 * window stays valid (rxe: VALID, length 0) and binds again with a
+	 * key of its own. */
+	rkey0 = mw->rkey;
+	T_OK(bind(mw, 30, mr, buf, 0, 0));
+	T_EXPECT_WC(p.cq_b, NULL, 30, IBV_WC_SUCCESS, IBV_WC_BIND_MW);
+	T_EQ(mw->rkey, ibv_inc_rkey(rkey0));
+	remote(IBV_WR_RDMA_READ, 31, buf, 64, rkey0, IBV_WC_REM_ACCESS_ERR);
+	pair_renew();
+	remote(IBV_WR_RDMA_READ, 32, buf, 64, mw->rkey, IBV_WC_REM_ACCESS_ERR);
+	pair_renew();
+	T_OK(bind(mw, 33, NULL, NULL, 0, 0));
+	T_EXPECT_WC(p.cq_b, NULL, 33, IBV_WC_SUCCESS, IBV_WC_BIND_MW);
+	rkey1 = mw->rkey;
+	T_OK(bind(mw, 34, mr, buf, LEN, IBV_ACCESS_REMOTE_READ));
+	T_EXPECT_WC(p.cq_b, NULL, 34, IBV_WC_SUCCESS, IBV_WC_BIND_MW);
+	T_EQ(mw->rkey, ibv_inc_rkey(rkey1));
+	remote(IBV_WR_RDMA_READ, 35, buf, 64, mw->rkey, IBV_WC_SUCCESS);
+	T_CHECK_FILL(src.p, 64, 5);
+	remote(IBV_WR_RDMA_READ, 36, buf, 64, rkey1, IBV_WC_REM_ACCESS_ERR);
+	pair_renew();
+	remote(IBV_WR_RDMA_READ, 37, buf, 64, rkey0, IBV_WC_REM_ACCESS_ERR);
 	pair_renew();
 
 	/* Bind errors complete as IBV_WC_MW_BIND_ERR and stop the QP. */
