@@ -864,6 +864,136 @@ static void case_send_inv(struct cs *c)
 	}
 }
 
+/* Binds mw, named by the key it has now, to n bytes at 4096 with rkey. */
+static void bind_type2(struct cs *c, struct ibv_mw *mw, uint64_t wr_id,
+		       uint32_t rkey, size_t n, enum ibv_wc_status st)
+{
+	struct ibv_send_wr wr = { .wr_id = wr_id,
+				  .opcode = IBV_WR_BIND_MW,
+				  .send_flags = IBV_SEND_SIGNALED },
+			   *bad;
+	struct ibv_wc wc;
+	int r;
+
+	wr.bind_mw.mw = mw;
+	wr.bind_mw.rkey = rkey;
+	wr.bind_mw.bind_info.mr = c->mr;
+	wr.bind_mw.bind_info.addr = (uintptr_t)c->buf + 4096;
+	wr.bind_mw.bind_info.length = n;
+	wr.bind_mw.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_WRITE;
+	r = ibv_post_send(c->qp, &wr, &bad);
+	CHECK(r == 0, "post BIND_MW: %s", strerror(r));
+	expect_wc(c, &wc, wr_id, st, IBV_WC_BIND_MW);
+}
+
+static void post_local_inv(struct cs *c, uint64_t wr_id, uint32_t rkey)
+{
+	struct ibv_send_wr wr = { .wr_id = wr_id,
+				  .opcode = IBV_WR_LOCAL_INV,
+				  .send_flags = IBV_SEND_SIGNALED,
+				  .invalidate_rkey = rkey },
+			   *bad;
+	struct ibv_wc wc;
+	int r = ibv_post_send(c->qp, &wr, &bad);
+
+	CHECK(r == 0, "post LOCAL_INV: %s", strerror(r));
+	expect_wc(c, &wc, wr_id, IBV_WC_SUCCESS, IBV_WC_LOCAL_INV);
+}
+
+/* The server's window invalidated by the client's SEND with Invalidate:
+ * the server waits for the receive and checks it. */
+static void server_inv_recv(struct cs *c, uint64_t wr_id, uint32_t rkey,
+			    size_t n)
+{
+	struct ibv_wc wc;
+
+	expect_wc(c, &wc, wr_id, IBV_WC_SUCCESS, IBV_WC_RECV);
+	CHECK(wc.wc_flags & (c->p->rxe ? RXE_WC_WITH_INV : IBV_WC_WITH_INV),
+	      "wc_flags 0x%x, no WITH_INV", wc.wc_flags);
+	CHECK(wc.invalidated_rkey == rkey, "invalidated rkey 0x%x, not 0x%x",
+	      wc.invalidated_rkey, rkey);
+	CHECK(wc.byte_len == n, "byte_len %u", wc.byte_len);
+}
+
+/* A type 2 window goes round twice: bound, invalidated by the client's
+ * SEND with Invalidate, bound again with the next key byte, invalidated
+ * with LOCAL_INV, bound again with that same key byte.  The client
+ * writes through each binding; at the end a WRITE with the first rkey is
+ * a remote access error. */
+static void case_mw_rebind(struct cs *c)
+{
+	size_t n = c->p->size < 4096 ? c->p->size : 4096;
+	struct ibv_wc wc;
+	uint32_t k1, k2;
+
+	cs_connect(c);
+	if (c->p->server) {
+		struct ibv_mw *mw = ibv_alloc_mw(c->p->pd, IBV_MW_TYPE_2);
+
+		CHECK(mw, "ibv_alloc_mw type 2: %s", strerror(errno));
+		k1 = ibv_inc_rkey(mw->rkey);
+		bind_type2(c, mw, 20, k1, n, IBV_WC_SUCCESS);
+		mw->rkey = k1;
+		post_recv(c, 21, 0, n);
+		xchg(c, k1);
+		server_inv_recv(c, 21, k1, n);
+		check_fill(c, 4096, n, 16, "written through the first binding");
+		k2 = ibv_inc_rkey(k1);
+		bind_type2(c, mw, 22, k2, n, IBV_WC_SUCCESS);
+		mw->rkey = k2;
+		xchg(c, k2);
+		sync_peer(c); /* the client wrote through k2 */
+		check_fill(c, 4096, n, 17,
+			   "written through the second binding");
+		post_local_inv(c, 23, k2);
+		bind_type2(c, mw, 24, k2, n, IBV_WC_SUCCESS);
+		sync_peer(c);
+		sync_peer(c); /* the client wrote through k2 again */
+		check_fill(c, 4096, n, 18, "written through the third binding");
+		sync_peer(c); /* the WRITE with k1 */
+		expect_state(c, IBV_QPS_ERR, 5000);
+		check_fill(c, 4096, n, 18, "the window after a WRITE with k1");
+		snprintf(c->fig, sizeof(c->fig),
+			 "bound 0x%x, send+inv, bound 0x%x, local inv, "
+			 "bound 0x%x again",
+			 k1, k2, k2);
+		sync_peer(c);
+		CHECK(ibv_destroy_qp(c->qp) == 0, "ibv_destroy_qp");
+		c->qp = NULL;
+		CHECK(ibv_dealloc_mw(mw) == 0, "ibv_dealloc_mw");
+	} else {
+		k1 = (uint32_t)xchg(c, 0);
+		fill(c, 4096, n, 16);
+		post_send(c, 30, IBV_WR_RDMA_WRITE, 4096, n,
+			  c->peer.addr + 4096, k1);
+		expect_wc(c, &wc, 30, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE);
+		fill(c, 0, n, 14);
+		post_send(c, 31, IBV_WR_SEND_WITH_INV, 0, n, 0, k1);
+		expect_wc(c, &wc, 31, IBV_WC_SUCCESS, IBV_WC_SEND);
+		k2 = (uint32_t)xchg(c, 0);
+		fill(c, 4096, n, 17);
+		post_send(c, 32, IBV_WR_RDMA_WRITE, 4096, n,
+			  c->peer.addr + 4096, k2);
+		expect_wc(c, &wc, 32, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE);
+		sync_peer(c);
+		sync_peer(c); /* the server bound k2 again */
+		fill(c, 4096, n, 18);
+		post_send(c, 33, IBV_WR_RDMA_WRITE, 4096, n,
+			  c->peer.addr + 4096, k2);
+		expect_wc(c, &wc, 33, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE);
+		sync_peer(c);
+		fill(c, 4096, n, 19);
+		post_send(c, 34, IBV_WR_RDMA_WRITE, 4096, n,
+			  c->peer.addr + 4096, k1);
+		expect_wc(c, &wc, 34, IBV_WC_REM_ACCESS_ERR, -1);
+		sync_peer(c);
+		snprintf(c->fig, sizeof(c->fig),
+			 "wrote 0x%x, 0x%x, 0x%x; 0x%x then REM_ACCESS_ERR", k1,
+			 k2, k2, k1);
+		sync_peer(c);
+	}
+}
+
 /* ------------------------------------------------------------------ */
 /* The errors that cross the wire                                      */
 
@@ -889,6 +1019,47 @@ static void case_rnr(struct cs *c)
 		sync_peer(c);
 		snprintf(c->fig, sizeof(c->fig), "SEND: %s",
 			 ibv_wc_status_str(wc.status));
+	}
+}
+
+/* A bind that names a type 2 window by a key it no longer has: bound
+ * with a new key byte, invalidated by the client's SEND with Invalidate,
+ * then bound again through an ibv_mw whose rkey was never moved to the
+ * new key.  rxe compares the whole key (rxe_bind_mw()): MW_BIND_ERR, and
+ * the QP goes to the error state. */
+static void case_mw_stale(struct cs *c)
+{
+	size_t n = c->p->size < 4096 ? c->p->size : 4096;
+	struct ibv_wc wc;
+	uint32_t k1;
+
+	cs_connect(c);
+	if (c->p->server) {
+		struct ibv_mw *mw = ibv_alloc_mw(c->p->pd, IBV_MW_TYPE_2);
+
+		CHECK(mw, "ibv_alloc_mw type 2: %s", strerror(errno));
+		k1 = ibv_inc_rkey(mw->rkey);
+		bind_type2(c, mw, 40, k1, n, IBV_WC_SUCCESS);
+		post_recv(c, 41, 0, n);
+		xchg(c, k1);
+		server_inv_recv(c, 41, k1, n);
+		/* mw->rkey still holds the key of ibv_alloc_mw. */
+		bind_type2(c, mw, 42, ibv_inc_rkey(k1), n, IBV_WC_MW_BIND_ERR);
+		expect_state(c, IBV_QPS_ERR, 5000);
+		snprintf(c->fig, sizeof(c->fig),
+			 "bound 0x%x, send+inv; named 0x%x: MW_BIND_ERR", k1,
+			 mw->rkey);
+		sync_peer(c);
+		CHECK(ibv_destroy_qp(c->qp) == 0, "ibv_destroy_qp");
+		c->qp = NULL;
+		CHECK(ibv_dealloc_mw(mw) == 0, "ibv_dealloc_mw");
+	} else {
+		k1 = (uint32_t)xchg(c, 0);
+		fill(c, 0, n, 14);
+		post_send(c, 43, IBV_WR_SEND_WITH_INV, 0, n, 0, k1);
+		expect_wc(c, &wc, 43, IBV_WC_SUCCESS, IBV_WC_SEND);
+		snprintf(c->fig, sizeof(c->fig), "send+inv 0x%x ok", k1);
+		sync_peer(c);
 	}
 }
 
@@ -984,10 +1155,12 @@ static const struct pcase cases[] = {
 	{ "cas", "ops", case_cas },
 	{ "faa", "ops", case_faa },
 	{ "send_inv", "ops", case_send_inv },
+	{ "mw_rebind", "ops", case_mw_rebind },
 	{ "rnr", "errors", case_rnr },
 	{ "rkey", "errors", case_rkey },
 	{ "bounds", "errors", case_bounds },
 	{ "invreq", "errors", case_invreq },
+	{ "mw_stale", "errors", case_mw_stale },
 	{ "retry", "errors", case_retry },
 };
 

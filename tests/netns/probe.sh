@@ -43,9 +43,9 @@ run()
 	done
 }
 
-run v4 8 ops
-run v4 5 errors
-run v6 8 ops
+run v4 9 ops
+run v4 6 errors
+run v6 9 ops
 run v4 3 -m 1024 -s 1048576 send,write,read
 run v4 3 -m 4096 -s 1048576 send,write,read
 [ ${#bad[@]} -eq 0 ] || ns_fail "failed: ${bad[*]}"
