@@ -394,6 +394,22 @@ ns_wait_device()
 	return 1
 }
 
+# ns_wait_serving K SOCKET PID: until host K's daemon says it serves
+# SOCKET (10 s at most, and not once PID is gone).
+ns_wait_serving()
+{
+	local k=$1 sock=$2 pid=$3 t=0
+
+	while [ $t -lt 100 ]; do
+		grep -q "serving @$sock\$" "$NS_TMP/softrdmad$k.log" 2>/dev/null &&
+			return 0
+		kill -0 "$pid" 2>/dev/null || return 1
+		sleep 0.1
+		t=$((t + 1))
+	done
+	return 1
+}
+
 ns_start_daemon()
 {
 	local k=$1 mode=$2 ns sock conf args envs envv
@@ -418,6 +434,12 @@ ns_start_daemon()
 		</dev/null &
 	NS_DAEMON_PIDS+=($!)
 	eval "NS_DAEMON_PID_$k=$!"
+	# Nothing of host k runs before its daemon serves: the library
+	# starts a daemon of its own (SOFTRDMAD, no configuration) when none
+	# answers, and that one would take the socket from ours.
+	ns_wait_serving "$k" "$sock" $! ||
+		ns_fail "host $k: softrdmad does not serve @$sock" \
+			"($(tail -n 5 "$NS_TMP/softrdmad$k.log" | tr '\n' ' '))"
 	if [ "$mode" = cli ]; then
 		[ -x "$NS_BIN/softrdma" ] ||
 			ns_fail "softrdmad has no --config and there is no" \
