@@ -2,9 +2,11 @@
 /*
  * Waiting with a deadline: completions, async events, readable fds.
  */
+#include <fcntl.h>
 #include <poll.h>
 #include <sched.h>
 #include <stdio.h>
+#include <unistd.h>
 
 #include "t_util.h"
 
@@ -28,13 +30,29 @@ bool t_fd_readable(int fd, int timeout_ms)
 	}
 }
 
+/* The last t_poll() of this thread: for the report of a timeout. */
+static _Thread_local struct {
+	unsigned int polls;
+	uint64_t max_gap_ms; /* longest time between two polls */
+	uint64_t last_ms;    /* when the last poll ran */
+} poll_stats;
+
 int t_poll(struct ibv_cq *cq, struct ibv_wc *wc, int timeout_ms)
 {
 	uint64_t start = t_now_ms();
 	unsigned int spins = 0;
 	int n;
 
+	poll_stats.polls = 0;
+	poll_stats.max_gap_ms = 0;
+	poll_stats.last_ms = start;
 	for (;;) {
+		uint64_t now = t_now_ms();
+
+		if (now - poll_stats.last_ms > poll_stats.max_gap_ms)
+			poll_stats.max_gap_ms = now - poll_stats.last_ms;
+		poll_stats.last_ms = now;
+		poll_stats.polls++;
 		n = ibv_poll_cq(cq, 1, wc);
 		if (n < 0)
 			T_FAIL("ibv_poll_cq: returned %d", n);
@@ -53,6 +71,66 @@ int t_poll(struct ibv_cq *cq, struct ibv_wc *wc, int timeout_ms)
 			nanosleep(&ts, NULL);
 		}
 	}
+}
+
+/* One line of /proc/<pid>/<what>, "" when unreadable. */
+static void proc_read(pid_t pid, const char *what, char *buf, size_t len)
+{
+	char path[64];
+	ssize_t n;
+	int fd;
+
+	buf[0] = '\0';
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, what);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+}
+
+/* The daemon's state: S in do_epoll_wait with a run time that does not
+ * grow is an engine asleep (a missed doorbell), R with a growing wait
+ * time one waiting for a CPU (starvation). */
+static void daemon_report(const char *when)
+{
+	pid_t pid = t_daemon_pid();
+	char stat[512], wchan[64], sched[128];
+	const char *st;
+
+	if (pid <= 0)
+		return;
+	proc_read(pid, "stat", stat, sizeof(stat));
+	proc_read(pid, "wchan", wchan, sizeof(wchan));
+	proc_read(pid, "schedstat", sched, sizeof(sched));
+	st = strrchr(stat, ')');
+	t_log("daemon %d %s: state %c wchan %s schedstat (run ns, wait ns, "
+	      "slices) %s",
+	      (int)pid, when, st && st[1] ? st[2] : '?', wchan[0] ? wchan : "?",
+	      sched[0] ? sched : "?");
+}
+
+/* Say why no completion came: whether it comes right after the
+ * deadline (the poller was off the CPU), and what the daemon does. */
+static void timeout_report(struct ibv_cq *cq)
+{
+	uint64_t now = t_now_ms();
+	struct ibv_wc wc;
+
+	t_log("%u polls, longest gap %llu ms, the last %llu ms ago",
+	      poll_stats.polls, (unsigned long long)poll_stats.max_gap_ms,
+	      (unsigned long long)(now - poll_stats.last_ms));
+	daemon_report("now");
+	t_sleep_ms(T_QUIET_MS);
+	daemon_report("later");
+	if (ibv_poll_cq(cq, 1, &wc) == 1)
+		t_log("a completion came %d ms after the deadline: wr_id %#llx",
+		      T_QUIET_MS, (unsigned long long)wc.wr_id);
+	else
+		t_log("no completion %d ms after the deadline either",
+		      T_QUIET_MS);
 }
 
 static void describe_wc(char *buf, size_t len, const struct ibv_wc *wc)
@@ -74,12 +152,14 @@ void t_expect_wc_at(const char *file, int line, struct ibv_cq *cq,
 
 	if (!wc)
 		wc = &local;
-	if (!t_poll(cq, wc, T_WAIT_MS))
+	if (!t_poll(cq, wc, T_WAIT_MS)) {
+		timeout_report(cq);
 		t_fail_at(file, line,
 			  "no completion within %d ms (expected wr_id %#llx "
 			  "status \"%s\")",
 			  T_WAIT_MS, (unsigned long long)wr_id,
 			  ibv_wc_status_str(status));
+	}
 	describe_wc(desc, sizeof(desc), wc);
 	if (wc->status != status)
 		t_fail_at(file, line,
