@@ -21,8 +21,9 @@
 #define PG 4096
 #define GUESSES 8192 /* beyond every table's first size */
 
-static int open_with(const char *name, uint32_t mem_access, int fd,
-		     uint32_t flags)
+/* OPEN_DEVICE on a new connection with nfds fds and these flags. */
+static int open_with_fds(const char *name, uint32_t mem_access, const int *fds,
+			 int nfds, uint32_t flags)
 {
 	struct srd_open_device_req req = { .mem_access = mem_access,
 					   .flags = flags };
@@ -31,12 +32,58 @@ static int open_with(const char *name, uint32_t mem_access, int fd,
 
 	T_ASSERT(c >= 0);
 	T_EQ(t_hello(c), 0);
-	ret = t_cmd(c, SRD_CMD_OPEN_DEVICE, &req, sizeof(req), &fd,
-		    fd >= 0 ? 1 : 0, &rep, sizeof(rep), NULL, rfds, &n);
+	ret = t_cmd(c, SRD_CMD_OPEN_DEVICE, &req, sizeof(req), fds, nfds, &rep,
+		    sizeof(rep), NULL, rfds, &n);
 	for (int i = 0; i < n; i++)
 		close(rfds[i]);
 	close(c);
 	return ret;
+}
+
+static int open_with(const char *name, uint32_t mem_access, int fd,
+		     uint32_t flags)
+{
+	return open_with_fds(name, mem_access, &fd, fd >= 0 ? 1 : 0, flags);
+}
+
+/*
+ * The maps file ODP checks against comes after the memory access fd and
+ * must be a /proc maps file open for reading; it needs a memory access
+ * fd to follow, and BIND and IMPORT exclude each other.
+ */
+static void open_maps_checks(const char *name)
+{
+	int rw = open("/proc/self/mem", O_RDWR | O_CLOEXEC);
+	int maps = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	int p[2];
+
+	T_ASSERT(rw >= 0 && maps >= 0 && !pipe(p));
+	T_EQ(open_with_fds(name, SRD_MEM_PROCMEM, (int[]){ rw, maps }, 2,
+			   SRD_OPEN_F_MAPS),
+	     0);
+	/* No memory access to follow: nothing for the maps to describe. */
+	T_EQ(open_with_fds(name, SRD_MEM_NONE, &maps, 1, SRD_OPEN_F_MAPS),
+	     -EINVAL);
+	/* Not a maps file: a pipe, the mem file itself. */
+	T_EQ(open_with_fds(name, SRD_MEM_PROCMEM, (int[]){ rw, p[0] }, 2,
+			   SRD_OPEN_F_MAPS),
+	     -EINVAL);
+	T_EQ(open_with_fds(name, SRD_MEM_PROCMEM, (int[]){ rw, rw }, 2,
+			   SRD_OPEN_F_MAPS),
+	     -EINVAL);
+	/* The flag without its fd, and the fd without its flag. */
+	T_EQ(open_with_fds(name, SRD_MEM_PROCMEM, &rw, 1, SRD_OPEN_F_MAPS),
+	     -EINVAL);
+	T_EQ(open_with_fds(name, SRD_MEM_PROCMEM, (int[]){ rw, maps }, 2, 0),
+	     -EINVAL);
+	T_EQ(open_with_fds(name, SRD_MEM_PROCMEM, (int[]){ rw, maps, p[0] }, 3,
+			   SRD_OPEN_F_MAPS | SRD_OPEN_F_BIND |
+				   SRD_OPEN_F_IMPORT),
+	     -EINVAL);
+	close(rw);
+	close(maps);
+	close(p[0]);
+	close(p[1]);
 }
 
 static void open_checks(const char *name)
@@ -52,7 +99,7 @@ static void open_checks(const char *name)
 	T_EQ(open_with(name, SRD_MEM_PROCMEM, ro, 0), -EINVAL);
 	T_EQ(open_with(name, SRD_MEM_NONE, rw, 0), -EINVAL); /* fd extra */
 	T_EQ(open_with(name, 7, rw, 0), -EINVAL);
-	T_EQ(open_with(name, SRD_MEM_PROCMEM, rw, 1u << 2),
+	T_EQ(open_with(name, SRD_MEM_PROCMEM, rw, 1u << 3),
 	     -EINVAL); /* unknown flag */
 	if (pidfd >= 0) {
 		T_EQ(open_with(name, SRD_MEM_PIDFD, pidfd, 0), 0);
@@ -201,6 +248,7 @@ int main(void)
 
 	t_daemon_start(&td, NULL);
 	open_checks(td.name);
+	open_maps_checks(td.name);
 	no_access_no_pvm(td.name);
 	guessing(td.name);
 	T_EQ(t_daemon_stop(&td), 0);
