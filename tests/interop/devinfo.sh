@@ -44,15 +44,7 @@ cleanup()
 	local rc=$? p
 
 	trap - EXIT INT TERM
-	if [ -n "$QEMU_PID" ] && kill -0 "$QEMU_PID" 2>/dev/null; then
-		kill "$QEMU_PID" 2>/dev/null
-		sleep 1
-		kill -KILL "$QEMU_PID" 2>/dev/null
-	fi
-	[ -n "$DAEMON_PID" ] && kill "$DAEMON_PID" 2>/dev/null
-	p=$(ip netns pids "$NS" 2>/dev/null)
-	[ -n "$p" ] && kill -KILL $p 2>/dev/null
-	ip netns del "$NS" 2>/dev/null
+	il_stop_lab
 	if [ -n "$TMP" ]; then
 		if [ $rc -ne 0 ] && [ $rc -ne 77 ]; then
 			echo "----- guest console (last 30 lines)"

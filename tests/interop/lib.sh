@@ -34,3 +34,23 @@ il_image_dir()
 {
 	echo "$IL_CACHE/image-$(il_image_key)"
 }
+
+# il_stop_lab: stop the guest, the daemon and whatever else runs in the
+# namespace $NS, then delete it (QEMU_PID, DAEMON_PID may be empty).
+il_stop_lab()
+{
+	local p
+
+	if [ -n "${QEMU_PID:-}" ] && kill -0 "$QEMU_PID" 2>/dev/null; then
+		kill "$QEMU_PID" 2>/dev/null
+		sleep 1
+		kill -KILL "$QEMU_PID" 2>/dev/null
+	fi
+	[ -n "${DAEMON_PID:-}" ] && kill "$DAEMON_PID" 2>/dev/null
+	# Whatever still runs in our namespace was started here.
+	p=$(ip netns pids "$NS" 2>/dev/null)
+	# shellcheck disable=SC2086 # one word per pid
+	[ -n "$p" ] && kill -KILL $p 2>/dev/null
+	ip netns del "$NS" 2>/dev/null
+	return 0
+}

@@ -60,16 +60,7 @@ cleanup()
 	for p in "${BG[@]}" $CAP_PID; do
 		kill "$p" 2>/dev/null
 	done
-	if [ -n "$QEMU_PID" ] && kill -0 "$QEMU_PID" 2>/dev/null; then
-		kill "$QEMU_PID" 2>/dev/null
-		sleep 1
-		kill -KILL "$QEMU_PID" 2>/dev/null
-	fi
-	[ -n "$DAEMON_PID" ] && kill "$DAEMON_PID" 2>/dev/null
-	# Whatever still runs in our namespace was started here.
-	p=$(ip netns pids "$NS" 2>/dev/null)
-	[ -n "$p" ] && kill -KILL $p 2>/dev/null
-	ip netns del "$NS" 2>/dev/null
+	il_stop_lab
 	if [ -n "$TMP" ]; then
 		if [ $rc -ne 0 ] && [ $rc -ne 77 ] && [ -f "$TMP/guest.log" ]; then
 			echo "----- guest console (last 40 lines)"
