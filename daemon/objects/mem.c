@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The device's memory access: copies between MR ranges (already checked
- * with mr_check), one memcpy when both are mapped; memory reached through
+ * with mr_check), one pass of ordered stores when both are mapped (as a
+ * NIC writes: store_order.h); memory reached through
  * the client's address space goes through what the client handed over at
  * OPEN_DEVICE (struct srd_client_mem), never through a bare pid.
  */
@@ -13,6 +14,7 @@
 #include <unistd.h>
 
 #include "daemon/core/objects.h"
+#include "daemon/objects/store_order.h"
 
 #define BOUNCE_BYTES (64 * 1024)
 
@@ -237,7 +239,7 @@ int mr_write(struct srd_mr *mr, uint64_t va, const void *buf, uint64_t len)
 	if (!len)
 		return 0;
 	if (mr->base) {
-		memcpy(mr_ptr(mr, va), buf, len);
+		srd_store_ordered(mr_ptr(mr, va), buf, len);
 		return 0;
 	}
 	if (!mr->pvm)
@@ -291,8 +293,16 @@ int mr_copy(struct srd_mr *dst_mr, uint64_t dst_va, struct srd_mr *src_mr,
 	if (!len)
 		return 0;
 	if (dst_mr->base && src_mr->base) {
-		/* The same MR may be both ends: memmove. */
-		memmove(mr_ptr(dst_mr, dst_va), mr_ptr(src_mr, src_va), len);
+		uint8_t *d = mr_ptr(dst_mr, dst_va);
+		const uint8_t *s = mr_ptr(src_mr, src_va);
+
+		/* Ascending stores are right unless the destination starts
+		 * inside the source (the same memory at both ends): then
+		 * memmove, as a device would copy through a buffer. */
+		if (d > s && d < s + len)
+			memmove(d, s, len);
+		else
+			srd_store_ordered(d, s, len);
 		return 0;
 	}
 	if (dst_mr->base) {
