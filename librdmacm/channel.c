@@ -11,6 +11,28 @@
 
 #include "librdmacm/cma.h"
 
+/* Destroyed channels are kept a while: an event thread between two
+ * rdma_get_cm_event calls (rping's, when main destroys the channel after
+ * the last ack) then finds it marked closing, and waits for good instead
+ * of reading freed memory and a closed fd. */
+#define CHANNEL_GRAVE_SLOTS 64
+
+static pthread_mutex_t grave_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct cma_channel *grave[CHANNEL_GRAVE_SLOTS];
+static unsigned int grave_next;
+
+static void bury(struct cma_channel *c)
+{
+	struct cma_channel *old;
+
+	pthread_mutex_lock(&grave_lock);
+	old = grave[grave_next];
+	grave[grave_next] = c;
+	grave_next = (grave_next + 1) % CHANNEL_GRAVE_SLOTS;
+	pthread_mutex_unlock(&grave_lock);
+	free(old);
+}
+
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static int init_err;
 static struct srd_htab ids; /* cma_id_priv by daemon handle */
@@ -131,6 +153,7 @@ LIB_EXPORT void rdma_destroy_event_channel(struct rdma_event_channel *channel)
 	close(c->ch.fd);
 	/* The daemon drops what the channel still had. */
 	srd_conn_close(&c->conn);
+	/* With waiters it stays theirs for good; else for a while. */
 	if (!c->waiters)
-		free(c);
+		bury(c);
 }

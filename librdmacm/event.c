@@ -91,6 +91,18 @@ static void drop_new_id(uint32_t handle, struct rdma_event_channel *ch)
 	cma_cmd(ch, SRD_CMD_CM_DESTROY_ID, &req, sizeof(req), NULL, 0);
 }
 
+/* The channel was destroyed under a waiter: rdma-core's waiter blocks
+ * for good on its fd (or reads a closed one: EBADF, which programs such as
+ * rping's event thread take for a fatal error and exit on).  Wait for
+ * good, whatever the fd does now. */
+static void destroyed_under_us(struct rdma_event_channel *ch)
+{
+	if (!cma_chan(ch)->closing)
+		return;
+	for (;;)
+		pause();
+}
+
 /* Fetch one event, waiting on the fd as its flags say. */
 static int fetch(struct rdma_event_channel *ch, struct srd_cm_event_ext_rep *x)
 {
@@ -99,20 +111,18 @@ static int fetch(struct rdma_event_channel *ch, struct srd_cm_event_ext_rep *x)
 	int err;
 
 	for (;;) {
-		ssize_t n = read(ch->fd, &b, 1);
+		ssize_t n;
 
+		destroyed_under_us(ch);
+		n = read(ch->fd, &b, 1);
+		destroyed_under_us(ch);
 		if (n < 0)
 			return -1;
-		if (n != 1 && cma_chan(ch)->closing) {
-			/* Destroyed under us: rdma-core's waiter would block
-			 * for good on its fd; so do we. */
-			for (;;)
-				pause();
-		}
 		if (n != 1)
 			return cma_err(EIO); /* the daemon went away */
 		err = cma_cmd(ch, SRD_CMD_CM_GET_EVENT, &req, sizeof(req), x,
 			      sizeof(*x));
+		destroyed_under_us(ch);
 		/* -EAGAIN: its id went away meanwhile; wait for the next. */
 		if (err != -EAGAIN)
 			return cma_ret(err);
