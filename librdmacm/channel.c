@@ -150,10 +150,14 @@ LIB_EXPORT void rdma_destroy_event_channel(struct rdma_event_channel *channel)
 		return;
 	c = cma_chan(channel);
 	c->closing = true;
-	close(c->ch.fd);
-	/* The daemon drops what the channel still had. */
+	/* The daemon drops what the channel still had; a waiter's read
+	 * then sees the end of its fd, and it waits for good.  Its fd stays
+	 * open (rdma-core's blocked reader keeps the file too), so its
+	 * number is not handed to another file under it.  The memory stays
+	 * the waiters' for good, or anybody's for a while. */
 	srd_conn_close(&c->conn);
-	/* With waiters it stays theirs for good; else for a while. */
-	if (!c->waiters)
-		bury(c);
+	if (c->waiters)
+		return;
+	close(c->ch.fd);
+	bury(c);
 }

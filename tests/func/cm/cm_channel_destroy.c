@@ -17,7 +17,8 @@
 
 struct waiter {
 	struct rdma_event_channel *ch;
-	unsigned int late_ms; /* sleep after each ack, before the next call */
+	struct rdma_cm_id *id; /* resolved by the thread (none: just wait) */
+	unsigned int late_ms;  /* sleep after each ack, before the next call */
 	_Atomic int acked;
 	_Atomic int returned; /* the call after the destroy came back */
 	_Atomic int err;
@@ -27,7 +28,16 @@ static void *wait_events(void *arg)
 {
 	struct waiter *w = arg;
 	struct rdma_cm_event *ev;
+	struct sockaddr_in dst;
 
+	/* The thread makes the event it waits for: the main thread touches
+	 * the id only after the thread's ack (acked orders the two). */
+	if (w->id) {
+		t_cm_addr(&dst, 1);
+		T_EQ(rdma_resolve_addr(w->id, NULL, (struct sockaddr *)&dst,
+				       1000),
+		     0);
+	}
 	for (;;) {
 		if (rdma_get_cm_event(w->ch, &ev)) {
 			w->err = errno;
@@ -52,23 +62,19 @@ static void check_stays_blocked(struct waiter *w, const char *what)
 int main(void)
 {
 	static struct waiter late = { .late_ms = 300 }, blocked = { 0 };
-	struct sockaddr_in dst;
-	struct rdma_cm_id *id;
 	pthread_t t;
 
 	t_init("cm_channel_destroy");
-	t_cm_addr(&dst, 1);
 
 	/* Between two calls: the thread acks ADDR_RESOLVED, sleeps, and
 	 * comes back after main has destroyed the id and the channel. */
 	late.ch = t_cm_channel();
-	T_EQ(rdma_create_id(late.ch, &id, NULL, RDMA_PS_TCP), 0);
+	T_EQ(rdma_create_id(late.ch, &late.id, NULL, RDMA_PS_TCP), 0);
 	T_EQ(pthread_create(&t, NULL, wait_events, &late), 0);
-	T_EQ(rdma_resolve_addr(id, NULL, (struct sockaddr *)&dst, 1000), 0);
 	for (int i = 0; i < 5000 && !late.acked; i++)
 		usleep(1000);
 	T_EQ(late.acked, 1);
-	T_EQ(rdma_destroy_id(id), 0);
+	T_EQ(rdma_destroy_id(late.id), 0);
 	rdma_destroy_event_channel(late.ch);
 	check_stays_blocked(&late, "a call after the destroy");
 
