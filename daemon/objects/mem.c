@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The device's memory access: copies between MR ranges (already checked
- * with mr_check), one pass of ordered stores when both are mapped (as a
- * NIC writes: store_order.h); memory reached through
- * the client's address space goes through what the client handed over at
+ * with mr_check), one pass of stores when both are mapped, ordered as a
+ * NIC's DMA orders them (store_order.h); memory reached through the
+ * client's address space goes through what the client handed over at
  * OPEN_DEVICE (struct srd_client_mem), never through a bare pid.
  */
 #include <errno.h>
