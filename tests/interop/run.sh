@@ -29,6 +29,7 @@ LIB=$BUILD/lib
 ICRC=${NS_ICRC_CHECK:-$BUILD/tests/netns/netns_icrc_check}
 DELAY_SO=${CONNECT_DELAY:-$BUILD/tests/interop/libinterop_connect_delay.so}
 PROBE=${VERBS_PROBE:-$BUILD/tests/interop/verbs_probe}
+CMPROBE=${CM_PROBE:-$BUILD/tests/interop/cm_probe}
 NS=srd-il-$$
 BR=br-rxe
 HOST=10.77.0.1
@@ -78,13 +79,14 @@ cleanup()
 }
 
 [ "$(id -u)" = 0 ] || skip "needs root"
-for t in qemu-system-x86_64 tshark tcpdump ip ss timeout; do
+for t in qemu-system-x86_64 tshark tcpdump ip ss nft timeout; do
 	command -v "$t" >/dev/null || skip "no $t"
 done
 [ -c /dev/net/tun ] || skip "no /dev/net/tun"
 [ -x "$BIN/softrdmad" ] || il_die "no $BIN/softrdmad (SRD_BUILD?)"
 [ -x "$ICRC" ] || il_die "no $ICRC"
 [ -x "$PROBE" ] || il_die "no $PROBE (VERBS_PROBE?)"
+[ -x "$CMPROBE" ] || il_die "no $CMPROBE (CM_PROBE?)"
 ip netns add "srd-il-probe-$$" 2>/dev/null || skip "cannot make network namespaces"
 ip netns del "srd-il-probe-$$"
 trap cleanup EXIT
@@ -100,8 +102,10 @@ TMP=$(mktemp -d /tmp/srd-interop.XXXXXX)
 Q=$TMP/share/q
 mkdir -p "$Q" "$TMP/pcap"
 cp "$IL_DIR/agent.sh" "$TMP/share/agent.sh"
-# The same verbs_probe runs in the guest, on rdma-core's libibverbs.
+# The same verbs_probe and cm_probe run in the guest, on rdma-core's
+# libraries.
 cp "$PROBE" "$TMP/share/verbs_probe"
+cp "$CMPROBE" "$TMP/share/cm_probe"
 
 # --- the network: a namespace, a bridge, softrdmad on it ---------------------
 in_ns()
@@ -329,9 +333,10 @@ check_ours()
 	return 1
 }
 
+# cap_start PCAP [IFACE]: the guest's tap unless told.
 cap_start()
 {
-	ip netns exec "$NS" tcpdump -Z root -i tap-g --immediate-mode -U -s 9216 -B 16384 \
+	ip netns exec "$NS" tcpdump -Z root -i "${2:-tap-g}" --immediate-mode -U -s 9216 -B 16384 \
 		-w "$1" udp port 4791 >"$1.log" 2>&1 &
 	CAP_PID=$!
 	for ((i = 0; i < 50; i++)); do
@@ -378,16 +383,17 @@ cap_check()
 # --- the cases -----------------------------------------------------------------
 # NAME|READY|SECS|SERVER|CLIENT|FIGURE
 # In the commands @DEV@, @GID@, @ME@ (own address) and @SRV@ (the
-# server's) are the side's own, @GID6@, @ME6@, @SRV6@ the same for IPv6
-# and @PROBE@ the side's verbs_probe; READY is how a server is seen listening
-# (tcp:PORT, cm, or seconds); SECS with a "k" suffix: the server never
-# ends by itself and is stopped once the client is done; FIGURE names the
-# figure's parser.
+# server's) are the side's own, @GID6@, @ME6@, @SRV6@ the same for IPv6,
+# @PROBE@ the side's verbs_probe and @CMPROBE@ its cm_probe; READY is how
+# a server is seen listening (tcp:PORT, cm, or seconds); SECS with a "k"
+# suffix: the server never ends by itself and is stopped once the client
+# is done; FIGURE names the figure's parser.
 P='-d @DEV@ -x @GID@ -F'
 G='-d @DEV@ -g @GID@'
 PR='@PROBE@ -d @DEV@ -g @GID@'
 # Multi-packet messages at a path MTU below the ports' and at 4096.
 MB='-s 1048576 send,write,read'
+CMP=reject,accept,srv_disc,srv_exit
 CASES=(
 	"rping|cm|60|rping -s -a @ME@ -C 10 -S 256 -v -V|rping -c -a @SRV@ -C 10 -S 256 -v -V|rping"
 	"ucmatose|cm|60|ucmatose -b @ME@ -c 2 -C 10|ucmatose -s @SRV@ -c 2 -C 10|done"
@@ -395,6 +401,12 @@ CASES=(
 	"send_bw_R|cm|90|ib_send_bw -R $P -s 65536 -n 200|ib_send_bw -R $P -s 65536 -n 200 @SRV@|bw"
 	"read_bw_R|cm|90|ib_read_bw -R $P -s 65536 -n 200|ib_read_bw -R $P -s 65536 -n 200 @SRV@|bw"
 	"read_lat_R|cm|90|ib_read_lat -R $P -s 64 -n 200|ib_read_lat -R $P -s 64 -n 200 @SRV@|lat"
+	# What the CM carries besides a connection (cm_probe.c).  In
+	# cm_timeout the namespace drops RoCE both ways (case_env): 16 REQs
+	# into the void, about 74 s.
+	"cm_probe|cm|90|@CMPROBE@ -b @ME@ $CMP|@CMPROBE@ $CMP @SRV@|probe"
+	"cm_cli_exit|cm|60|@CMPROBE@ -b @ME@ cli_exit|@CMPROBE@ cli_exit @SRV@|probe"
+	"cm_timeout|cm|180k|@CMPROBE@ -b @ME@ timeout|@CMPROBE@ timeout @SRV@|probe"
 	"rdma_server|cm|60|rdma_server -s @ME@ -p 7471|rdma_client -s @SRV@ -p 7471|done"
 	"udaddy|cm|60|udaddy -b @ME@ -c 2 -C 10|udaddy -s @SRV@ -c 2 -C 10|done"
 	"rc_pingpong|tcp:18515|60|ibv_rc_pingpong $G -n 100|ibv_rc_pingpong $G -n 100 @SRV@|pp"
@@ -426,6 +438,23 @@ case_env()
 	*v6.up) v6_up ;;
 	probe_mtu4096.up) link_mtu 9000 ;;
 	probe_mtu4096.down) link_mtu 1500 ;;
+	cm_timeout.up)
+		# RoCE is dropped each way after the bridge's own interface
+		# has seen it (the case captures there): ours leaving the
+		# bridge, the guest's entering our IP stack.
+		in_ns nft -f - <<-'EOF'
+			table bridge srd_il_drop {
+				chain out { type filter hook output priority 0; ether type ip udp dport 4791 drop; }
+			}
+			table inet srd_il_drop {
+				chain in { type filter hook input priority 0; udp dport 4791 drop; }
+			}
+		EOF
+		;;
+	cm_timeout.down)
+		in_ns nft delete table bridge srd_il_drop
+		in_ns nft delete table inet srd_il_drop
+		;;
 	esac
 }
 
@@ -441,6 +470,7 @@ subst()
 		s=${s//@ME@/$HOST}
 		s=${s//@ME6@/$HOST6}
 		s=${s//@PROBE@/$PROBE}
+		s=${s//@CMPROBE@/$CMPROBE}
 	else
 		s=${s//@DEV@/rxe0}
 		s=${s//@GID@/\$RXE_GID}
@@ -448,6 +478,7 @@ subst()
 		s=${s//@ME@/$GUEST}
 		s=${s//@ME6@/$GUEST6}
 		s=${s//@PROBE@//share/verbs_probe}
+		s=${s//@CMPROBE@//share/cm_probe}
 	fi
 	if [ "$3" = host ]; then
 		s=${s//@SRV@/$HOST}
@@ -508,6 +539,15 @@ tx_ratio()
 		awk 'NF { n++; u[$1] = 1 } END { if (n) printf "%d pkts for %d, %.2fx", n, length(u), n / length(u) }'
 }
 
+# req_train PCAP: the CM REQs (attribute 0x0010) of a connect nobody
+# answers, and their spacing.
+req_train()
+{
+	tshark -r "$1" -Y 'infiniband.mad.attributeid == 0x0010' \
+		-T fields -e frame.time_relative 2>/dev/null |
+		awk 'NF { t[n++] = $1 } END { if (n > 1) printf "%d REQs, %.2f s apart", n, (t[n - 1] - t[0]) / (n - 1); else printf "%d REQs", n }'
+}
+
 # run_case NAME READY SECS SERVER CLIENT FIGURE DIR
 run_case()
 {
@@ -520,7 +560,11 @@ run_case()
 	fi
 	pcap=$TMP/pcap/$tag.pcap
 	t0=$(date +%s.%N)
-	cap_start "$pcap"
+	if [ "$name" = cm_timeout ]; then
+		cap_start "$pcap" "$BR"
+	else
+		cap_start "$pcap"
+	fi
 	if [ "$dir" = rxe-srv ]; then
 		# The guest serves: rxe passive, softrdma active.
 		gs=$(subst "$scmd" guest guest)
@@ -593,6 +637,13 @@ run_case()
 	[ "$rc_s" = 0 ] || why+="server exit $rc_s; "
 	[ "$rc_c" = 0 ] || why+="client exit $rc_c; "
 	[ -z "$why" ] && why=$(cap_check "$pcap")
+	# A connect nobody answers: the REQ and its 15 retries, as the
+	# kernel's CM sends them (max_cm_retries 15).
+	if [ -z "$why" ] && [ "$name" = cm_timeout ]; then
+		local train
+		train=$(req_train "$pcap")
+		[ "${train%% *}" = 16 ] || why+="$train, where the kernel sends 16; "
+	fi
 	local secs_taken
 	secs_taken=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
 	# perftest -R connects twice; the second REQ may come before the
@@ -615,6 +666,9 @@ run_case()
 		probe_mtu*)
 			fg+="; largest frame $(tshark -r "$pcap" -T fields -e frame.len 2>/dev/null |
 				sort -n | tail -n 1) B"
+			;;
+		cm_timeout)
+			fg+="; $(req_train "$pcap")"
 			;;
 		write_bw*)
 			if [ "$dir" = rxe-srv ]; then
@@ -687,6 +741,13 @@ for ((i = 0; i < 300; i++)); do
 	sleep 0.1
 done
 hrun "$BIN/softrdma" statistic show >"$TMP/statistics.txt" 2>&1
+# What our peer did must never make the guest's kernel complain: a
+# WARNING or BUG from rxe or the CM fails the run, with its lines.
+if grep -qE 'WARNING:|BUG:|Oops|Call Trace' "$TMP/guest.log"; then
+	FAILED+=("guest-kernel")
+	echo "guest kernel:"
+	grep -E -A3 'WARNING:|BUG:|Oops' "$TMP/guest.log" | head -n 40
+fi
 cp "$TMP/report.txt" "$BUILD/interop-report.txt" 2>/dev/null
 il_log "done in $(($(date +%s) - START)) s"
 if [ ${#FAILED[@]} -gt 0 ]; then

@@ -958,9 +958,12 @@ static void case_mw_rebind(struct cs *c)
 			 "bound 0x%x again",
 			 k1, k2, k2);
 		sync_peer(c);
+		/* The window is still bound to the QP: rxe's QP keeps a
+		 * reference for it, and destroying the QP first waits for
+		 * it (about 50 s in 6.1, then a WARNING). */
+		CHECK(ibv_dealloc_mw(mw) == 0, "ibv_dealloc_mw");
 		CHECK(ibv_destroy_qp(c->qp) == 0, "ibv_destroy_qp");
 		c->qp = NULL;
-		CHECK(ibv_dealloc_mw(mw) == 0, "ibv_dealloc_mw");
 	} else {
 		k1 = (uint32_t)xchg(c, 0);
 		fill(c, 4096, n, 16);
