@@ -16,22 +16,6 @@ bad=()
 port=18800
 conns=${CM_PERF_CONNS:-200}
 
-# An rdma_cm listener (no TCP socket to look for): the daemon's ids.
-wait_cm_listen()
-{
-	local k=$1 port=$2 t=0
-
-	while [ $t -lt 200 ]; do
-		if ns_exec "$k" "$NS_BIN/softrdma" resource show cm_id \
-			2>/dev/null | grep -qE "state LISTEN .*:$port( |$)"; then
-			return 0
-		fi
-		sleep 0.05
-		t=$((t + 1))
-	done
-	return 1
-}
-
 # run_pair TAG SECS SERVER... -- CLIENT...: server on host 1, client on
 # host 2 (@PORT@ in either becomes the port); both must exit 0.
 # perftest -R connects twice: a control connection, then the test's, for
@@ -67,7 +51,7 @@ run_pair_once()
 	port=$((port + 1))
 	ns_bg 1 "$tag.server" "${scmd[@]//@PORT@/$port}"
 	spid=$NS_BG_PID
-	if ! wait_cm_listen 1 "$port"; then
+	if ! ns_wait_cm_listen 1 "$port"; then
 		bad+=("$tag: no listener on port $port")
 		kill "$spid" 2>/dev/null
 		return 1
@@ -96,7 +80,7 @@ run_pair_once()
 port=$((port + 1))
 ns_bg 1 cmtime.server /usr/bin/cmtime -p "$port"
 cm_srv=$NS_BG_PID
-if wait_cm_listen 1 "$port"; then
+if ns_wait_cm_listen 1 "$port"; then
 	ns_bg 2 cmtime.client /usr/bin/cmtime -s "$(ns_addr 1 v4)" -p "$port" \
 		-c "$conns"
 	ns_wait "$NS_BG_PID" 90 || bad+=("cmtime: client failed")

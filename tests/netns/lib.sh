@@ -287,6 +287,23 @@ ns_wait()
 }
 
 # Is a TCP port listened on in host k?  (Servers take a moment to start.)
+# ns_wait_cm_listen K PORT: an rdma_cm listener on PORT in host K (no
+# TCP socket to look for: the daemon's ids), within 10 s.
+ns_wait_cm_listen()
+{
+	local k=$1 port=$2 t=0
+
+	while [ $t -lt 200 ]; do
+		if ns_exec "$k" "$NS_BIN/softrdma" resource show cm_id \
+			2>/dev/null | grep -qE "state LISTEN .*:$port( |$)"; then
+			return 0
+		fi
+		sleep 0.05
+		t=$((t + 1))
+	done
+	return 1
+}
+
 ns_wait_listen()
 {
 	local k=$1 port=$2 secs=${3:-10} t=0
