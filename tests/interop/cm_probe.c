@@ -50,6 +50,8 @@
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
+#include "probe_report.h"
+
 #define PROBE_PORT "18700"
 #define EVENT_MS 20000	  /* one CM step on an emulated guest */
 #define TIMEOUT_MS 200000 /* REQs into the void: 16 tries ~6 s apart */
@@ -94,53 +96,18 @@ struct conn {
 	uint8_t *buf;
 };
 
-static const char *cur_case = "-";
-static bool cur_server;
-
-static void probe_fail(const char *fmt, ...)
-	__attribute__((format(printf, 1, 2), noreturn));
-
-static void probe_fail(const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("probe %-10s %-6s FAIL ", cur_case,
-	       cur_server ? "server" : "client");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	fflush(stdout);
-	exit(1);
-}
-
-#define CHECK(cond, ...)                         \
-	do {                                     \
-		if (!(cond))                     \
-			probe_fail(__VA_ARGS__); \
-	} while (0)
-
 static void say_ok(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 static void say_ok(const char *fmt, ...)
 {
 	va_list ap;
 
-	printf("probe %-10s %-6s ok   ", cur_case,
-	       cur_server ? "server" : "client");
+	printf("probe %-10s %-6s ok   ", probe_case, probe_role());
 	va_start(ap, fmt);
 	vprintf(fmt, ap);
 	va_end(ap);
 	printf("\n");
 	fflush(stdout);
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 /* The bytes of every private data and message: the case first, then a
@@ -313,20 +280,30 @@ static struct rdma_cm_id *client_id(struct probe *p)
 	return id;
 }
 
-static void client_connect(struct probe *p, struct conn *c, enum pcase pc)
+/* What either side offers: one READ each way, RNR retried for good; the
+ * private data of case pc with the pattern of seed. */
+static struct rdma_conn_param conn_param(uint8_t *pd, uint8_t len,
+					 enum pcase pc, uint8_t seed)
 {
-	uint8_t pd[REQ_PD];
 	struct rdma_conn_param cp = {
 		.private_data = pd,
-		.private_data_len = sizeof(pd),
+		.private_data_len = len,
 		.responder_resources = 1,
 		.initiator_depth = 1,
 		.retry_count = 7,
 		.rnr_retry_count = 7,
 	};
 
+	fill(pd, len, pc, seed);
+	return cp;
+}
+
+static void client_connect(struct probe *p, struct conn *c, enum pcase pc)
+{
+	uint8_t pd[REQ_PD];
+	struct rdma_conn_param cp = conn_param(pd, sizeof(pd), pc, 0x11);
+
 	conn_qp(c, client_id(p));
-	fill(pd, sizeof(pd), pc, 0x11);
 	CHECK(rdma_connect(c->id, &cp) == 0, "rdma_connect: %s",
 	      strerror(errno));
 }
@@ -464,9 +441,7 @@ static struct rdma_cm_id *server_req(struct probe *p, enum pcase pc)
 	      ev->param.conn.private_data_len, REQ_PD);
 	got = ((const uint8_t *)ev->param.conn.private_data)[0];
 	CHECK(got == pc, "REQ of case %u, not %u", got, pc);
-	CHECK(same(ev->param.conn.private_data, REQ_PD, pc, 0x11), "the REQ's "
-								   "private "
-								   "data "
+	CHECK(same(ev->param.conn.private_data, REQ_PD, pc, 0x11), "REQ data "
 								   "differ");
 	ack(ev);
 	return id;
@@ -475,15 +450,8 @@ static struct rdma_cm_id *server_req(struct probe *p, enum pcase pc)
 static void server_accept(struct probe *p, struct conn *c, enum pcase pc)
 {
 	uint8_t pd[REP_PD];
-	struct rdma_conn_param cp = {
-		.private_data = pd,
-		.private_data_len = sizeof(pd),
-		.responder_resources = 1,
-		.initiator_depth = 1,
-		.rnr_retry_count = 7,
-	};
+	struct rdma_conn_param cp = conn_param(pd, sizeof(pd), pc, 0x33);
 
-	fill(pd, sizeof(pd), pc, 0x33);
 	post(c, true);
 	CHECK(rdma_accept(c->id, &cp) == 0, "rdma_accept: %s", strerror(errno));
 	ack(expect_event(p, c->id, RDMA_CM_EVENT_ESTABLISHED, EVENT_MS));
@@ -592,7 +560,7 @@ int main(int argc, char **argv)
 		list[n++] = case_by_name(tok);
 	p.host = argv[optind + 1];
 	p.server = !p.host;
-	cur_server = p.server;
+	probe_server = p.server;
 	setvbuf(stdout, NULL, _IOLBF, 0);
 
 	p.ch = rdma_create_event_channel();
@@ -600,13 +568,13 @@ int main(int argc, char **argv)
 	if (p.server)
 		server_listen(&p);
 	for (size_t i = 0; i < n; i++) {
-		cur_case = case_names[list[i]];
+		probe_case = case_names[list[i]];
 		if (p.server)
 			server_case(&p, list[i]);
 		else
 			client_case(&p, list[i]);
 	}
-	cur_case = "done";
+	probe_case = "done";
 	if (p.listen)
 		rdma_destroy_id(p.listen);
 	rdma_destroy_event_channel(p.ch);

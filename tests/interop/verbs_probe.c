@@ -38,6 +38,8 @@
 
 #include <infiniband/verbs.h>
 
+#include "probe_report.h"
+
 #define PROBE_TCP_PORT "18600"
 #define IO_MS 60000	  /* the peer may be an emulated guest */
 #define WC_MS 20000	  /* longest wait for one completion */
@@ -107,39 +109,6 @@ struct pcase {
 	const char *group;
 	void (*run)(struct cs *c);
 };
-
-static struct cs *cur;
-
-static void probe_fail(const char *fmt, ...)
-	__attribute__((format(printf, 1, 2), noreturn));
-
-static void probe_fail(const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("probe %-10s %-6s FAIL ", cur ? cur->name : "-",
-	       cur && cur->p->server ? "server" : "client");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	fflush(stdout);
-	exit(1);
-}
-
-#define CHECK(cond, ...)                         \
-	do {                                     \
-		if (!(cond))                     \
-			probe_fail(__VA_ARGS__); \
-	} while (0)
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static void pause_us(long us)
 {
@@ -479,7 +448,7 @@ static void cs_setup(struct cs *c, struct probe *p, const char *name)
 	memset(c, 0, sizeof(*c));
 	c->p = p;
 	c->name = name;
-	cur = c;
+	probe_case = name;
 	c->len = p->size + 4096;
 	c->buf = aligned_alloc(4096, (c->len + 4095) & ~(size_t)4095);
 	CHECK(c->buf, "no memory");
@@ -570,10 +539,9 @@ static void cs_teardown(struct cs *c)
 	CHECK(ibv_destroy_cq(c->cq) == 0, "ibv_destroy_cq");
 	CHECK(ibv_dereg_mr(c->mr) == 0, "ibv_dereg_mr");
 	free(c->buf);
-	printf("probe %-10s %-6s ok   %s\n", c->name,
-	       c->p->server ? "server" : "client", c->fig);
+	printf("probe %-10s %-6s ok   %s\n", c->name, probe_role(), c->fig);
 	fflush(stdout);
-	cur = NULL;
+	probe_case = "-";
 }
 
 static void figure_rate(struct cs *c, const char *what, size_t len, double t)
@@ -1250,6 +1218,7 @@ int main(int argc, char **argv)
 	free(list);
 	p.host = argc - optind == 2 ? argv[optind + 1] : NULL;
 	p.server = !p.host;
+	probe_server = p.server;
 	dev_open(&p);
 	p.fd = tcp_open(&p);
 	for (size_t i = 0; i < NCASES; i++) {
