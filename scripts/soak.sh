@@ -9,7 +9,9 @@
 # Each test runs RUNS times in a row (not in parallel with the others), so
 # a failure is the test's own, not a side effect of a neighbour; HOGS busy
 # loops (default 2, as many as this machine has CPUs) compete with it the
-# whole time.  Exit status: 0 when every run passed (or skipped), 1 else.
+# whole time.  Every run also gets a line in LOG.runs (test, run, exit
+# status, seconds), so a soak stopped early still says how far each test
+# got.  Exit status: 0 when every run passed (or skipped), 1 else.
 set -u
 
 build=build
@@ -54,6 +56,7 @@ if [ ${#tests[@]} -eq 0 ]; then
 fi
 
 : >"$log"
+: >"$log.runs"
 bad=0
 printf '%-40s %5s %5s %5s %8s %8s\n' test runs pass skip median_s max_s
 for t in "${tests[@]}"; do
@@ -66,6 +69,7 @@ for t in "${tests[@]}"; do
 		rc=$?
 		end=$(date +%s.%N)
 		times+=("$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.1f", b - a }')")
+		echo "$t $r $rc ${times[-1]}" >>"$log.runs"
 		if grep -q "Not Run\|Skipped" "$log.last"; then
 			skip=$((skip + 1))
 		elif [ $rc -eq 0 ]; then
