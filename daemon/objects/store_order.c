@@ -4,6 +4,10 @@
 
 #include "daemon/objects/store_order.h"
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
 /*
  * Byte stores up to the first aligned word, whole words, then the bytes
  * after the last word.  Each store is either atomic with release order or
@@ -26,21 +30,71 @@ static void store_word(uint8_t *d, const uint8_t *s)
 }
 
 #if defined(__x86_64__)
-/* 16-byte SSE2 stores, half as many as the word loop: a 64 KiB copy in
- * cache runs at about 50 GB/s instead of 21 (memcpy: 80-110). */
-typedef uint64_t srd_v128 __attribute__((vector_size(16)));
-
-static size_t store_vectors(uint8_t *d, const uint8_t *s, size_t n)
+/* Vector stores of 16 bytes (SSE2), or 32 (AVX2) where the CPU has them.
+ * Each group loads four vectors before it stores them, so the loads of
+ * one group overlap the stores of the last; the stores themselves stay
+ * one per address, ascending (volatile: the compiler keeps their order). */
+static size_t store_vectors_sse2(uint8_t *d, const uint8_t *s, size_t n)
 {
 	size_t done = 0;
 
-	for (; n - done >= 16; done += 16) {
-		srd_v128 v;
+	for (; n - done >= 64; done += 64) {
+		const __m128i *p = (const __m128i *)(const void *)(s + done);
+		volatile __m128i *q = (volatile __m128i *)(void *)(d + done);
+		__m128i a = _mm_loadu_si128(p), b = _mm_loadu_si128(p + 1);
+		__m128i c = _mm_loadu_si128(p + 2), e = _mm_loadu_si128(p + 3);
 
-		memcpy(&v, s + done, sizeof(v));
-		*(volatile srd_v128 *)(void *)(d + done) = v;
+		q[0] = a;
+		q[1] = b;
+		q[2] = c;
+		q[3] = e;
 	}
+	for (; n - done >= 16; done += 16)
+		*(volatile __m128i *)(void *)(d + done) = _mm_loadu_si128(
+			(const __m128i *)(const void *)(s + done));
 	return done;
+}
+
+/* d is 16-byte aligned; one 16-byte store makes it 32. */
+__attribute__((target("avx2"))) static size_t
+store_vectors_avx2(uint8_t *d, const uint8_t *s, size_t n)
+{
+	size_t done = 0;
+
+	if (n >= 32 && ((uintptr_t)d & 16)) {
+		*(volatile __m128i *)(void *)d =
+			_mm_loadu_si128((const __m128i *)(const void *)s);
+		done = 16;
+	}
+	for (; n - done >= 128; done += 128) {
+		const __m256i *p = (const __m256i *)(const void *)(s + done);
+		volatile __m256i *q = (volatile __m256i *)(void *)(d + done);
+		__m256i a = _mm256_loadu_si256(p),
+			b = _mm256_loadu_si256(p + 1);
+		__m256i c = _mm256_loadu_si256(p + 2);
+		__m256i e = _mm256_loadu_si256(p + 3);
+
+		q[0] = a;
+		q[1] = b;
+		q[2] = c;
+		q[3] = e;
+	}
+	for (; n - done >= 32; done += 32)
+		*(volatile __m256i *)(void *)(d + done) = _mm256_loadu_si256(
+			(const __m256i *)(const void *)(s + done));
+	return done + store_vectors_sse2(d + done, s + done, n - done);
+}
+
+static size_t store_vectors(uint8_t *d, const uint8_t *s, size_t n)
+{
+	static int avx2 = -1; /* threads asking at once get the same answer */
+	int a = __atomic_load_n(&avx2, __ATOMIC_RELAXED);
+
+	if (a < 0) {
+		a = __builtin_cpu_supports("avx2") ? 1 : 0;
+		__atomic_store_n(&avx2, a, __ATOMIC_RELAXED);
+	}
+	return a ? store_vectors_avx2(d, s, n) : store_vectors_sse2(d, s, n);
 }
 #endif
 
