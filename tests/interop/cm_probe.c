@@ -38,7 +38,6 @@
 #include <getopt.h>
 #include <netdb.h>
 #include <poll.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -95,20 +94,6 @@ struct conn {
 	struct ibv_mr *mr;
 	uint8_t *buf;
 };
-
-static void say_ok(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static void say_ok(const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("probe %-10s %-6s ok   ", probe_case, probe_role());
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	fflush(stdout);
-}
 
 /* The bytes of every private data and message: the case first, then a
  * pattern that differs per kind (seed) and per byte. */
@@ -331,6 +316,21 @@ static double wait_disconnected(struct probe *p, struct rdma_cm_id *id,
 	return now_s() - since;
 }
 
+/* srv_exit and cli_exit, once connected: the side that exits does so at
+ * once; the other must see its CM's DREQ. */
+static void exit_case(struct probe *p, struct conn *c, bool mine)
+{
+	double t;
+
+	if (mine) {
+		probe_ok("connected, exiting without a word");
+		_exit(0);
+	}
+	t = wait_disconnected(p, c->id, now_s());
+	probe_ok("the %s exited connected: DISCONNECTED after %.0f ms",
+		 probe_server ? "client" : "server", t * 1e3);
+}
+
 static void client_case(struct probe *p, enum pcase pc)
 {
 	struct rdma_cm_event *ev;
@@ -349,8 +349,8 @@ static void client_case(struct probe *p, enum pcase pc)
 		CHECK(same(ev->param.conn.private_data, REJ_PD, pc, 0x55),
 		      "the REJ's private data differ");
 		ack(ev);
-		say_ok("REJECTED, status %d, %d B of private data intact",
-		       REJ_CONSUMER, REJ_PD);
+		probe_ok("REJECTED, status %d, %d B of private data intact",
+			 REJ_CONSUMER, REJ_PD);
 		break;
 	case C_ACCEPT:
 	case C_SRV_DISC:
@@ -363,14 +363,14 @@ static void client_case(struct probe *p, enum pcase pc)
 			CHECK(rdma_disconnect(c.id) == 0, "rdma_disconnect: %s",
 			      strerror(errno));
 			t = wait_disconnected(p, c.id, t0);
-			say_ok("REP's %d B intact, SEND %d B, disconnected "
-			       "in %.0f ms",
-			       REP_PD, MSG_BYTES, t * 1e3);
+			probe_ok("REP's %d B intact, SEND %d B, disconnected "
+				 "in %.0f ms",
+				 REP_PD, MSG_BYTES, t * 1e3);
 		} else {
 			wait_disconnected(p, c.id, now_s());
-			say_ok("REP's %d B intact, SEND %d B, the server's "
-			       "DREQ seen",
-			       REP_PD, MSG_BYTES);
+			probe_ok("REP's %d B intact, SEND %d B, the server's "
+				 "DREQ seen",
+				 REP_PD, MSG_BYTES);
 		}
 		break;
 	case C_TIMEOUT:
@@ -387,19 +387,13 @@ static void client_case(struct probe *p, enum pcase pc)
 		/* The kernel (6.1) sends the REQ 16 times (15 retries),
 		 * 6.1-6.4 s apart: about 100 s. */
 		CHECK(t > 60 && t < 150, "UNREACHABLE after %.1f s", t);
-		say_ok("UNREACHABLE, -ETIMEDOUT after %.1f s", t);
+		probe_ok("UNREACHABLE, -ETIMEDOUT after %.1f s", t);
 		break;
 	case C_SRV_EXIT:
-		client_established(p, &c, pc);
-		t = wait_disconnected(p, c.id, now_s());
-		say_ok("the server exited connected: DISCONNECTED after "
-		       "%.0f ms",
-		       t * 1e3);
-		break;
 	case C_CLI_EXIT:
 		client_established(p, &c, pc);
-		say_ok("connected, exiting without a word");
-		_exit(0);
+		exit_case(p, &c, pc == C_CLI_EXIT);
+		break;
 	}
 	conn_free(&c);
 }
@@ -457,24 +451,35 @@ static void server_accept(struct probe *p, struct conn *c, enum pcase pc)
 	ack(expect_event(p, c->id, RDMA_CM_EVENT_ESTABLISHED, EVENT_MS));
 }
 
+/* timeout: the network drops everything, so no event may come; the
+ * test stops this server once the client is done. */
+static void server_sees_nothing(struct probe *p) __attribute__((noreturn));
+
+static void server_sees_nothing(struct probe *p)
+{
+	for (;;) {
+		struct rdma_cm_event *ev = next_event(p, -1);
+
+		CHECK(!ev, "%s got through", rdma_event_str(ev->event));
+	}
+}
+
 static void server_case(struct probe *p, enum pcase pc)
 {
 	struct conn c = { 0 };
 	uint8_t rej[REJ_PD];
 	double t0, t;
 
-	if (pc == C_TIMEOUT) {
-		struct rdma_cm_event *ev = next_event(p, -1);
-
-		CHECK(!ev, "%s got through", rdma_event_str(ev->event));
-	}
+	if (pc == C_TIMEOUT)
+		server_sees_nothing(p);
 	conn_qp(&c, server_req(p, pc));
 	switch (pc) {
 	case C_REJECT:
 		fill(rej, sizeof(rej), pc, 0x55);
 		CHECK(rdma_reject(c.id, rej, sizeof(rej)) == 0,
 		      "rdma_reject: %s", strerror(errno));
-		say_ok("REQ's %d B intact, rejected with %d B", REQ_PD, REJ_PD);
+		probe_ok("REQ's %d B intact, rejected with %d B", REQ_PD,
+			 REJ_PD);
 		break;
 	case C_ACCEPT:
 	case C_SRV_DISC:
@@ -484,30 +489,25 @@ static void server_case(struct probe *p, enum pcase pc)
 							"differ");
 		if (pc == C_ACCEPT) {
 			wait_disconnected(p, c.id, now_s());
-			say_ok("REQ's %d B intact, accepted with %d B, %d B "
-			       "received intact, the client's DREQ seen",
-			       REQ_PD, REP_PD, MSG_BYTES);
+			probe_ok("REQ's %d B intact, accepted with %d B, %d B "
+				 "received intact, the client's DREQ seen",
+				 REQ_PD, REP_PD, MSG_BYTES);
 		} else {
 			t0 = now_s();
 			CHECK(rdma_disconnect(c.id) == 0, "rdma_disconnect: %s",
 			      strerror(errno));
 			t = wait_disconnected(p, c.id, t0);
-			say_ok("%d B received intact, disconnected in %.0f ms",
-			       MSG_BYTES, t * 1e3);
+			probe_ok("%d B received intact, disconnected in %.0f "
+				 "ms",
+				 MSG_BYTES, t * 1e3);
 		}
 		break;
-	case C_TIMEOUT:
+	case C_TIMEOUT: /* not reached: server_sees_nothing() */
 		break;
 	case C_SRV_EXIT:
-		server_accept(p, &c, pc);
-		say_ok("connected, exiting without a word");
-		_exit(0);
 	case C_CLI_EXIT:
 		server_accept(p, &c, pc);
-		t = wait_disconnected(p, c.id, now_s());
-		say_ok("the client exited connected: DISCONNECTED after "
-		       "%.0f ms",
-		       t * 1e3);
+		exit_case(p, &c, pc == C_SRV_EXIT);
 		break;
 	}
 	conn_free(&c);

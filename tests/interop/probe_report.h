@@ -24,6 +24,31 @@ static inline const char *probe_role(void)
 	return probe_server ? "server" : "client";
 }
 
+static inline void probe_vline(const char *status, const char *fmt, va_list ap)
+	__attribute__((format(printf, 2, 0)));
+
+/* One line: case, role, status, then what the caller says. */
+static inline void probe_vline(const char *status, const char *fmt, va_list ap)
+{
+	printf("probe %-10s %-6s %-4s ", probe_case, probe_role(), status);
+	vprintf(fmt, ap);
+	printf("\n");
+	fflush(stdout);
+}
+
+static inline void probe_ok(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
+
+/* The case's line when it passed, with what it saw. */
+static inline void probe_ok(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	probe_vline("ok", fmt, ap);
+	va_end(ap);
+}
+
 static void probe_fail(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2), noreturn));
 
@@ -32,12 +57,9 @@ static void probe_fail(const char *fmt, ...)
 {
 	va_list ap;
 
-	printf("probe %-10s %-6s FAIL ", probe_case, probe_role());
 	va_start(ap, fmt);
-	vprintf(fmt, ap);
+	probe_vline("FAIL", fmt, ap);
 	va_end(ap);
-	printf("\n");
-	fflush(stdout);
 	exit(1);
 }
 

@@ -333,10 +333,11 @@ check_ours()
 	return 1
 }
 
-# cap_start PCAP [IFACE]: the guest's tap unless told.
+# cap_start PCAP: on CAP_IF, the guest's tap unless a case says otherwise.
+CAP_IF=tap-g
 cap_start()
 {
-	ip netns exec "$NS" tcpdump -Z root -i "${2:-tap-g}" --immediate-mode -U -s 9216 -B 16384 \
+	ip netns exec "$NS" tcpdump -Z root -i "$CAP_IF" --immediate-mode -U -s 9216 -B 16384 \
 		-w "$1" udp port 4791 >"$1.log" 2>&1 &
 	CAP_PID=$!
 	for ((i = 0; i < 50; i++)); do
@@ -403,7 +404,7 @@ CASES=(
 	"read_lat_R|cm|90|ib_read_lat -R $P -s 64 -n 200|ib_read_lat -R $P -s 64 -n 200 @SRV@|lat"
 	# What the CM carries besides a connection (cm_probe.c).  In
 	# cm_timeout the namespace drops RoCE both ways (case_env): 16 REQs
-	# into the void, about 74 s.
+	# into the void, about 100 s.
 	"cm_probe|cm|90|@CMPROBE@ -b @ME@ $CMP|@CMPROBE@ $CMP @SRV@|probe"
 	"cm_cli_exit|cm|60|@CMPROBE@ -b @ME@ cli_exit|@CMPROBE@ cli_exit @SRV@|probe"
 	"cm_timeout|cm|180k|@CMPROBE@ -b @ME@ timeout|@CMPROBE@ timeout @SRV@|probe"
@@ -442,6 +443,7 @@ case_env()
 		# RoCE is dropped each way after the bridge's own interface
 		# has seen it (the case captures there): ours leaving the
 		# bridge, the guest's entering our IP stack.
+		CAP_IF=$BR
 		in_ns nft -f - <<-'EOF'
 			table bridge srd_il_drop {
 				chain out { type filter hook output priority 0; ether type ip udp dport 4791 drop; }
@@ -452,6 +454,7 @@ case_env()
 		EOF
 		;;
 	cm_timeout.down)
+		CAP_IF=tap-g
 		in_ns nft delete table bridge srd_il_drop
 		in_ns nft delete table inet srd_il_drop
 		;;
@@ -560,11 +563,7 @@ run_case()
 	fi
 	pcap=$TMP/pcap/$tag.pcap
 	t0=$(date +%s.%N)
-	if [ "$name" = cm_timeout ]; then
-		cap_start "$pcap" "$BR"
-	else
-		cap_start "$pcap"
-	fi
+	cap_start "$pcap"
 	if [ "$dir" = rxe-srv ]; then
 		# The guest serves: rxe passive, softrdma active.
 		gs=$(subst "$scmd" guest guest)
@@ -639,8 +638,8 @@ run_case()
 	[ -z "$why" ] && why=$(cap_check "$pcap")
 	# A connect nobody answers: the REQ and its 15 retries, as the
 	# kernel's CM sends them (max_cm_retries 15).
+	local train=
 	if [ -z "$why" ] && [ "$name" = cm_timeout ]; then
-		local train
 		train=$(req_train "$pcap")
 		[ "${train%% *}" = 16 ] || why+="$train, where the kernel sends 16; "
 	fi
@@ -668,7 +667,7 @@ run_case()
 				sort -n | tail -n 1) B"
 			;;
 		cm_timeout)
-			fg+="; $(req_train "$pcap")"
+			fg+="; $train"
 			;;
 		write_bw*)
 			if [ "$dir" = rxe-srv ]; then

@@ -539,8 +539,7 @@ static void cs_teardown(struct cs *c)
 	CHECK(ibv_destroy_cq(c->cq) == 0, "ibv_destroy_cq");
 	CHECK(ibv_dereg_mr(c->mr) == 0, "ibv_dereg_mr");
 	free(c->buf);
-	printf("probe %-10s %-6s ok   %s\n", c->name, probe_role(), c->fig);
-	fflush(stdout);
+	probe_ok("%s", c->fig);
 	probe_case = "-";
 }
 
