@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
+#include <stdbool.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -14,13 +15,17 @@ void srd_close_fds(const int *fds, int n)
 			close(fds[i]);
 }
 
+/* Room for the credentials and the most descriptors a message carries. */
+union msg_ctl {
+	char buf[CMSG_SPACE(sizeof(struct ucred)) +
+		 CMSG_SPACE(sizeof(int) * SRD_MAX_FDS)];
+	struct cmsghdr align;
+};
+
 int srd_msg_send(int fd, const struct srd_msg_hdr *h, const void *payload,
 		 const int *fds, int nfds)
 {
-	union {
-		char buf[CMSG_SPACE(sizeof(int) * SRD_MAX_FDS)];
-		struct cmsghdr align;
-	} ctl;
+	union msg_ctl ctl;
 	struct iovec iov[2] = {
 		{ .iov_base = (void *)h, .iov_len = sizeof(*h) },
 		{ .iov_base = (void *)payload, .iov_len = h->len },
@@ -51,6 +56,36 @@ int srd_msg_send(int fd, const struct srd_msg_hdr *h, const void *payload,
 	return (int)n;
 }
 
+int srd_msg_pass_cred(int fd)
+{
+	int one = 1;
+
+	return setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &one, sizeof(one))
+		       ? -errno
+		       : 0;
+}
+
+/* The sender's credentials, if the kernel gave any.  A message sent with
+ * none still gets a cmsg when we ask for them, with pid 0. */
+static void take_cred(struct msghdr *m, struct srd_msg_cred *cred)
+{
+	cred->known = false;
+	for (struct cmsghdr *cm = CMSG_FIRSTHDR(m); cm;
+	     cm = CMSG_NXTHDR(m, cm)) {
+		struct ucred u;
+
+		if (cm->cmsg_level != SOL_SOCKET ||
+		    cm->cmsg_type != SCM_CREDENTIALS ||
+		    cm->cmsg_len < CMSG_LEN(sizeof(u)))
+			continue;
+		memcpy(&u, CMSG_DATA(cm), sizeof(u));
+		cred->known = u.pid > 0;
+		cred->pid = u.pid;
+		cred->uid = u.uid;
+		cred->gid = u.gid;
+	}
+}
+
 /* Collect every descriptor the kernel handed us; keep at most maxfds. */
 static int take_fds(struct msghdr *m, int *fds, int *nfds, int maxfds)
 {
@@ -79,13 +114,10 @@ static int take_fds(struct msghdr *m, int *fds, int *nfds, int maxfds)
 	return overflow;
 }
 
-int srd_msg_recv(int fd, void *buf, size_t bufsz, int *fds, int *nfds,
-		 int maxfds)
+int srd_msg_recv_cred(int fd, void *buf, size_t bufsz, int *fds, int *nfds,
+		      int maxfds, struct srd_msg_cred *cred)
 {
-	union {
-		char buf[CMSG_SPACE(sizeof(int) * SRD_MAX_FDS)];
-		struct cmsghdr align;
-	} ctl;
+	union msg_ctl ctl;
 	struct iovec iov = { .iov_base = buf, .iov_len = bufsz };
 	struct msghdr m = {
 		.msg_iov = &iov,
@@ -98,6 +130,8 @@ int srd_msg_recv(int fd, void *buf, size_t bufsz, int *fds, int *nfds,
 	int err = 0;
 
 	*nfds = 0;
+	if (cred)
+		cred->known = false;
 	if (maxfds < 0 || (maxfds && !fds))
 		return -EINVAL;
 	do
@@ -122,5 +156,13 @@ int srd_msg_recv(int fd, void *buf, size_t bufsz, int *fds, int *nfds,
 		*nfds = 0;
 		return err;
 	}
+	if (cred)
+		take_cred(&m, cred);
 	return (int)n;
+}
+
+int srd_msg_recv(int fd, void *buf, size_t bufsz, int *fds, int *nfds,
+		 int maxfds)
+{
+	return srd_msg_recv_cred(fd, buf, bufsz, fds, nfds, maxfds, NULL);
 }

@@ -7,9 +7,25 @@
 #ifndef SOFTRDMA_COMMON_MSG_H
 #define SOFTRDMA_COMMON_MSG_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "common/proto.h"
+
+/*
+ * Who sent a message, as the kernel witnessed it when it was sent
+ * (SCM_CREDENTIALS, attached by the kernel once the receiver asked with
+ * SO_PASSCRED): the sending process, its real uid and gid.  known is
+ * false when the message came without them (sent before the receiver
+ * asked).
+ */
+struct srd_msg_cred {
+	bool known;
+	pid_t pid;
+	uid_t uid;
+	gid_t gid;
+};
 
 /*
  * Send h followed by h->len bytes of payload (payload may be NULL when
@@ -30,6 +46,14 @@ int srd_msg_send(int fd, const struct srd_msg_hdr *h, const void *payload,
  */
 int srd_msg_recv(int fd, void *buf, size_t bufsz, int *fds, int *nfds,
 		 int maxfds);
+
+/* The same, also telling who sent the message (cred may be NULL); the
+ * receiving socket must have had SO_PASSCRED set when it was sent. */
+int srd_msg_recv_cred(int fd, void *buf, size_t bufsz, int *fds, int *nfds,
+		      int maxfds, struct srd_msg_cred *cred);
+
+/* Ask the kernel to attach credentials to every message fd receives. */
+int srd_msg_pass_cred(int fd);
 
 /* Close n descriptors from fds (negative entries are skipped). */
 void srd_close_fds(const int *fds, int n);

@@ -153,9 +153,10 @@ enum {
  * - SRD_MEM_PROCMEM: the client's own /proc/self/mem, opened O_RDWR by the
  *   client.  It keeps referring to that address space (and reads nothing
  *   once it is gone), whatever becomes of the pid.
- * - SRD_MEM_PIDFD: pidfd_open(getpid()) of the client; process_vm_* on its
- *   pid, each access checked against the pidfd before and after.
  * - SRD_MEM_NONE: no fd; only memfd pieces can be registered.
+ * - SRD_MEM_PIDFD: refused (EOPNOTSUPP).  process_vm_* on a pidfd's pid
+ *   reaches whatever image the process execs next, so a registration
+ *   would outlive the address space it was made in (docs/trust.md).
  */
 enum srd_mem_access {
 	SRD_MEM_NONE = 0,
@@ -445,7 +446,9 @@ struct srd_import_dm_rep {
 /*
  * By type: RC, UC, UD use every handle but xrcd_handle.  XRC_SEND has a
  * PD and a send CQ, no receive side.  XRC_RECV has nothing but its XRCD:
- * no rings, no CQ, no PD (the reply then carries no fd).
+ * no rings, no CQ, no PD (the reply then carries no fd).  RAW_PACKET
+ * comes with one fd, a raw AF_PACKET socket the sender opened for the
+ * call: its proof of CAP_NET_RAW (CREATE_FLOW too); other types with none.
  */
 struct srd_create_qp_req {
 	uint32_t pd_handle;

@@ -115,8 +115,8 @@ static int ctx_open(struct srd_context *ctx, struct srd_udevice *dev,
 {
 	struct srd_open_device_req req = { 0 };
 	struct srd_open_device_rep rep;
-	int fds[FD_COUNT], sfds[4] = { STDERR_FILENO, -1, -1, -1 };
-	int maps = -1;
+	int fds[FD_COUNT], sfds[4] = { -1, -1, -1, -1 };
+	int maps = -1, trace_fd = -1;
 	struct srd_cmd_args a = {
 		.op = SRD_CMD_OPEN_DEVICE,
 		.req = &req,
@@ -131,11 +131,19 @@ static int ctx_open(struct srd_context *ctx, struct srd_udevice *dev,
 	void *page;
 
 	ctx->trace = srd_trace_setup(&req.trace_flags);
-	if (req.trace_flags)
-		a.nfds = 1;
+	if (req.trace_flags) {
+		trace_fd = srd_trace_fd_open();
+		if (trace_fd < 0)
+			req.trace_flags = 0;
+		else
+			sfds[a.nfds++] = trace_fd;
+	}
 	ret = srd_conn_open(&ctx->conn);
-	if (ret)
+	if (ret) {
+		if (trace_fd >= 0)
+			close(trace_fd);
 		return ret;
+	}
 	mem_fd = srd_mem_access_open(&req.mem_access);
 	if (mem_fd >= 0)
 		sfds[a.nfds++] = mem_fd;
@@ -164,6 +172,8 @@ static int ctx_open(struct srd_context *ctx, struct srd_udevice *dev,
 		close(maps);
 	if (mem_fd >= 0)
 		close(mem_fd);
+	if (trace_fd >= 0)
+		close(trace_fd);
 	if (ret)
 		goto err_conn;
 	if (a.nrfds != FD_COUNT) {

@@ -8,8 +8,18 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "libibverbs/ibverbs.h"
+
+/* Protocol 0: the socket receives nothing; it only shows that the kernel
+ * let us make it, which it does only with CAP_NET_RAW (uverbs asks for
+ * the capability of the caller of each create, and so does the daemon). */
+int srd_net_raw_proof(void)
+{
+	return socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
+}
 
 /* The bytes of the specs after attr, walked by each spec's own size. */
 static int specs_len(const struct ibv_flow_attr *attr, size_t *len)
@@ -44,7 +54,7 @@ struct ibv_flow *srd_create_flow(struct ibv_qp *qp, struct ibv_flow_attr *attr)
 	};
 	struct ibv_flow *flow;
 	size_t len = 0;
-	int ret;
+	int ret, proof;
 
 	if (!attr) {
 		errno = EINVAL;
@@ -71,7 +81,14 @@ struct ibv_flow *srd_create_flow(struct ibv_qp *qp, struct ibv_flow_attr *attr)
 		errno = ENOMEM;
 		return NULL;
 	}
+	proof = srd_net_raw_proof();
+	if (proof >= 0) {
+		a.fds = &proof;
+		a.nfds = 1;
+	}
 	ret = srd_ctx_cmd(to_ctx(qp->context), &a);
+	if (proof >= 0)
+		close(proof);
 	if (ret) {
 		free(flow);
 		errno = -ret;

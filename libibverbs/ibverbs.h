@@ -342,6 +342,8 @@ void srd_evobj_del(struct srd_context *ctx, struct srd_evobj *ev);
 /* SRD_TRACE_F_* from the environment; *open_flags gets the SRD_TRACE_*
  * bits to ask the daemon for (stderr then goes with OPEN_DEVICE). */
 unsigned int srd_trace_setup(uint32_t *open_flags);
+/* A description of stderr the daemon may write CQE traces to, or -1. */
+int srd_trace_fd_open(void);
 
 /* --- pd.c --------------------------------------------------------------- */
 int srd_destroy_handle(struct ibv_context *context, uint32_t op,
@@ -399,6 +401,9 @@ int srd_get_srq_num(struct ibv_srq *srq, uint32_t *srq_num);
 /* flow.c */
 struct ibv_flow *srd_create_flow(struct ibv_qp *qp, struct ibv_flow_attr *attr);
 int srd_destroy_flow(struct ibv_flow *flow);
+/* A raw packet socket, proof to the daemon that this process holds
+ * CAP_NET_RAW now (raw packet QPs, flows); -1 without it. */
+int srd_net_raw_proof(void);
 /* An XRC_RECV QP (ibv_create_qp_ex with IBV_QP_INIT_ATTR_XRCD). */
 struct srd_uqp *srd_xrc_tgt_create(struct ibv_context *context,
 				   struct ibv_qp_init_attr_ex *attr);

@@ -12,8 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "common/list.h"
@@ -24,41 +22,30 @@
 
 pthread_mutex_t srd_seg_lock = PTHREAD_MUTEX_INITIALIZER;
 struct list_head srd_segs = { { &srd_segs.n, &srd_segs.n } };
-pid_t srd_ptracer_pid;
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
-
-/* What the last ibv_open_device handed the daemon (enum srd_mem_access). */
-static uint32_t mem_access_kind;
 
 static int open_procmem(void)
 {
 	return open("/proc/self/mem", O_RDWR | O_CLOEXEC);
 }
 
-static int open_pidfd(void)
-{
-	return (int)syscall(SYS_pidfd_open, getpid(), 0);
-}
-
+/*
+ * What the daemon reaches in-place memory through: our own
+ * /proc/self/mem, opened with our rights, which refers to this address
+ * space and no other.  Without it (no /proc) only moved memory can be
+ * registered; SOFTRDMA_MEM_ACCESS=none asks for that.
+ */
 int srd_mem_access_open(uint32_t *kind)
 {
 	const char *env = getenv("SOFTRDMA_MEM_ACCESS");
-	bool procmem = !env || strcmp(env, "pidfd");
-	bool pidfd = !env || strcmp(env, "procmem");
 	int fd = -1;
 
 	*kind = SRD_MEM_NONE;
-	if (procmem) {
+	if (!env || strcmp(env, "none")) {
 		fd = open_procmem();
 		if (fd >= 0)
 			*kind = SRD_MEM_PROCMEM;
 	}
-	if (fd < 0 && pidfd) {
-		fd = open_pidfd();
-		if (fd >= 0)
-			*kind = SRD_MEM_PIDFD;
-	}
-	__atomic_store_n(&mem_access_kind, *kind, __ATOMIC_RELAXED);
 	return fd;
 }
 
@@ -250,17 +237,8 @@ static int map_one(const struct srd_vma *v, uintptr_t pos, uintptr_t end,
 	return ret;
 }
 
-static bool has_pvm(const struct srd_mem_desc *d)
-{
-	for (uint32_t i = 0; i < d->num_pieces; i++)
-		if (d->piece[i].kind == SRD_PIECE_PVM)
-			return true;
-	return false;
-}
-
 int srd_mem_acquire(const void *addr, size_t len, bool need_write,
-		    pid_t daemon_pid, struct srd_mem_desc *d,
-		    struct srd_mem_ref *ref)
+		    struct srd_mem_desc *d, struct srd_mem_ref *ref)
 {
 	uintptr_t ps = page_size();
 	uintptr_t s = (uintptr_t)addr & ~(ps - 1);
@@ -314,16 +292,6 @@ int srd_mem_acquire(const void *addr, size_t len, bool need_write,
 		pos = end;
 	}
 	srd_maps_free(&m);
-	if (!ret && has_pvm(d) && daemon_pid > 0 &&
-	    __atomic_load_n(&mem_access_kind, __ATOMIC_RELAXED) ==
-		    SRD_MEM_PIDFD &&
-	    srd_ptracer_pid != daemon_pid) {
-		/* Let the daemon use process_vm_*; without Yama this is
-		 * unnecessary and may fail.  Not needed with /proc/self/mem,
-		 * which we opened ourselves. */
-		prctl(PR_SET_PTRACER, (unsigned long)daemon_pid, 0, 0, 0);
-		srd_ptracer_pid = daemon_pid;
-	}
 out_unlock:
 	if (ret) {
 		for (uint32_t i = 0; i < ref->nseg; i++)

@@ -39,13 +39,12 @@ struct srd_mem_desc {
 };
 
 /*
- * Make [addr, addr + len) reachable by the daemon with pid daemon_pid.
+ * Make [addr, addr + len) reachable by the daemon.
  * need_write: the MR grants a write access (the pages must be writable).
  * Returns 0, -EFAULT (unmapped or inaccessible memory), -ENOMEM.
  */
 int srd_mem_acquire(const void *addr, size_t len, bool need_write,
-		    pid_t daemon_pid, struct srd_mem_desc *d,
-		    struct srd_mem_ref *ref);
+		    struct srd_mem_desc *d, struct srd_mem_ref *ref);
 /* Drop the references; the last user of a segment moves it back. */
 void srd_mem_release(struct srd_mem_ref *ref);
 

@@ -133,8 +133,7 @@ static void atfork_child(void)
 		g->fd = -1;
 	}
 	/* The child's MRs are not usable (as with rdma-core): its segments
-	 * are gone, and it traces for no daemon. */
-	srd_ptracer_pid = 0;
+	 * are gone. */
 	pthread_mutex_unlock(&srd_seg_lock);
 }
 

@@ -34,7 +34,6 @@ struct srd_seg {
 extern pthread_mutex_t srd_seg_lock;
 extern struct list_head srd_segs;
 /* The daemon allowed to trace us (PR_SET_PTRACER), 0 if none. */
-extern pid_t srd_ptracer_pid;
 
 void srd_seg_unlist(struct srd_seg *g);
 /* Put every part of g still mapping its memfd back on private memory. */

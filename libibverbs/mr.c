@@ -40,9 +40,8 @@ static size_t fill_reg(struct srd_reg_mr_req *r, uint32_t pd_handle,
 /* Make the pages reachable and describe them.  An ODP MR leaves them
  * alone: nothing moved, looked at or touched (the daemon reaches each page
  * in place when it needs it), so the request carries no pieces. */
-static int acquire(struct srd_context *ctx, const void *addr, size_t length,
-		   unsigned int access, struct srd_mem_desc *d,
-		   struct srd_mem_ref *ref)
+static int acquire(const void *addr, size_t length, unsigned int access,
+		   struct srd_mem_desc *d, struct srd_mem_ref *ref)
 {
 	if (access & IBV_ACCESS_ON_DEMAND) {
 		memset(d, 0, offsetof(struct srd_mem_desc, piece));
@@ -51,8 +50,8 @@ static int acquire(struct srd_context *ctx, const void *addr, size_t length,
 		ref->nseg = 0;
 		return 0;
 	}
-	return srd_mem_acquire(addr, length, access & SRD_ACCESS_WRITABLE,
-			       ctx->conn.daemon_pid, d, ref);
+	return srd_mem_acquire(addr, length, access & SRD_ACCESS_WRITABLE, d,
+			       ref);
 }
 
 /* The implicit ODP MR: addr NULL and length SIZE_MAX, the whole address
@@ -125,7 +124,7 @@ static struct ibv_mr *reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 		ret = -ENOMEM;
 		goto err_free;
 	}
-	ret = acquire(ctx, addr, length, access, d, &mr->mem);
+	ret = acquire(addr, length, access, d, &mr->mem);
 	if (ret)
 		goto err_free;
 	memset(&u.req, 0, sizeof(u.req));
@@ -254,8 +253,7 @@ LIB_EXPORT int ibv_rereg_mr(struct ibv_mr *ibmr, int flags, struct ibv_pd *pd,
 			errno = ENOMEM;
 			return IBV_REREG_MR_ERR_CMD;
 		}
-		ret = acquire(to_ctx(ibmr->context), addr, length, nacc, d,
-			      &nref);
+		ret = acquire(addr, length, nacc, d, &nref);
 		if (ret) {
 			free(d);
 			errno = -ret;

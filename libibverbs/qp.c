@@ -52,7 +52,7 @@ struct srd_uqp *srd_qp_create(struct ibv_context *context, struct ibv_pd *pd,
 {
 	struct srd_create_qp_req req = { 0 };
 	struct srd_create_qp_rep rep;
-	int fd = -1;
+	int fd = -1, proof = -1;
 	struct srd_cmd_args a = {
 		.op = SRD_CMD_CREATE_QP,
 		.req = &req,
@@ -105,7 +105,16 @@ struct srd_uqp *srd_qp_create(struct ibv_context *context, struct ibv_pd *pd,
 	req.sq_sig_all = !!attr->sq_sig_all;
 	req.cap = attr->cap;
 	req.user_handle = qp->ev.hnode.key = srd_ctx_new_id(ctx);
+	if (attr->qp_type == IBV_QPT_RAW_PACKET) {
+		proof = srd_net_raw_proof();
+		if (proof >= 0) {
+			a.fds = &proof;
+			a.nfds = 1;
+		}
+	}
 	ret = srd_ctx_cmd(ctx, &a);
+	if (proof >= 0)
+		close(proof);
 	if (!ret && a.nrfds != 1)
 		ret = -EPROTO;
 	if (ret)

@@ -5,6 +5,7 @@
  * stderr, which OPEN_DEVICE hands it.
  */
 #include <fcntl.h>
+#include <stdio.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -30,4 +31,33 @@ unsigned int srd_trace_setup(uint32_t *open_flags)
 			fcntl(STDERR_FILENO, F_SETFL, fl | O_APPEND);
 	}
 	return flags;
+}
+
+/*
+ * What the daemon writes CQE traces to: stderr as a description it can
+ * write without blocking and without rights of its own.  A socket or a
+ * regular file is handed over as it is (the daemon sends to a socket with
+ * MSG_DONTWAIT); for a pipe or a terminal we open a non-blocking
+ * description of our own, with our own rights, as the daemon never opens
+ * anything for us.  Returns an fd to pass and close, or -1: no CQE trace.
+ */
+int srd_trace_fd_open(void)
+{
+	struct stat st;
+	int fd, fl;
+
+	if (fstat(STDERR_FILENO, &st))
+		return -1;
+	if (S_ISSOCK(st.st_mode) || S_ISREG(st.st_mode))
+		return fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 0);
+	fd = open("/proc/self/fd/2",
+		  O_WRONLY | O_APPEND | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd >= 0)
+		return fd;
+	fl = fcntl(STDERR_FILENO, F_GETFL);
+	if (fl >= 0 && (fl & O_NONBLOCK))
+		return fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 0);
+	fprintf(stderr, "softrdma: stderr cannot be written without "
+			"blocking: no CQE trace\n");
+	return -1;
 }

@@ -73,10 +73,13 @@ const struct cmd_family admin_cmd_family = {
 };
 
 /* Devices, faults and captures are the daemon's (the capture writes files
- * with its rights): only its own user (or root) changes them. */
+ * with its rights): only its own user (or root) changes them, judged on
+ * the process that sent the request, as it was when it sent it. */
 int admin_may_change(const struct srd_client *c)
 {
-	return c->uid == 0 || c->uid == geteuid() ? 0 : -EPERM;
+	const struct srd_msg_cred *s = &c->sender;
+
+	return s->known && (s->uid == 0 || s->uid == geteuid()) ? 0 : -EPERM;
 }
 
 bool admin_terminated(const char *s, size_t size)

@@ -61,6 +61,16 @@ static void client_new(struct srd_daemon *d, int fd)
 		free(c);
 		return;
 	}
+	/* Every request sent from now on says who sent it.  The library
+	 * sends nothing but HELLO before its reply, so all it asks after
+	 * that carries its sender; a message that does not gets no right
+	 * that depends on who sent it. */
+	if (srd_msg_pass_cred(fd)) {
+		close(fd);
+		client_mem_put(c->mem);
+		free(c);
+		return;
+	}
 	if (!getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen)) {
 		c->pid = cred.pid;
 		c->uid = cred.uid;
@@ -257,7 +267,8 @@ static int client_serve_one(struct srd_client *c)
 	int nfds, n, ret;
 
 	memset(buf, 0, sizeof(h));
-	n = srd_msg_recv(c->fd, buf, sizeof(buf), fds, &nfds, SRD_MAX_FDS);
+	n = srd_msg_recv_cred(c->fd, buf, sizeof(buf), fds, &nfds, SRD_MAX_FDS,
+			      &rq.sender);
 	if (n == 0)
 		return -ECONNRESET;
 	if (n < 0 && n != -EMSGSIZE && n != -EBADMSG)
@@ -282,7 +293,9 @@ static int client_serve_one(struct srd_client *c)
 		rq.fds = fds;
 		rq.nfds = nfds;
 		rq.conn = c;
+		c->sender = rq.sender;
 		ret = dispatch(c, &rq, &rp);
+		c->sender.known = false;
 		/* Whatever the handler did not keep is closed here, so a
 		 * bad request never leaks what came with it. */
 		srd_close_fds(fds, nfds);

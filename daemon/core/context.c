@@ -8,12 +8,14 @@
 #include <stdio.h>
 #include <string.h>
 #include <stdlib.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <unistd.h>
 
 #include <linux/magic.h>
+#include <linux/sockios.h>
 
 #include "daemon/core/core.h"
 
@@ -64,41 +66,54 @@ int cmd_list_devices(struct srd_client *c, struct srd_req *rq,
 	return 0;
 }
 
-/*
- * The trace fd is the client's stderr.  Writing to it must never block the
- * device, and setting O_NONBLOCK on it would change the client's own file
- * description.  A socket is written with MSG_DONTWAIT, which asks for
- * non-blocking per call.  Pipes, FIFOs and terminals get a description of
- * our own, opened non-blocking through /proc.  A regular file never blocks
- * for long, and must be written through the client's own description,
- * whose offset the client's writes share.  Anything else is traced only if
- * its description is non-blocking already; otherwise there is no trace.
- * Returns the fd to write to, or -1.
- */
-static int trace_fd_open(struct srd_client *c, int *fd)
+/* Filesystems whose writes do not wait on anything a user controls (a
+ * FUSE server, a network peer). */
+static bool fs_local(long type)
 {
-	struct stat st;
-	char path[64];
-	int nfd, fl;
+	switch (type) {
+	case EXT4_SUPER_MAGIC: /* ext2, ext3 and ext4 alike */
+	case XFS_SUPER_MAGIC:
+	case BTRFS_SUPER_MAGIC:
+	case TMPFS_MAGIC:
+	case RAMFS_MAGIC:
+	case OVERLAYFS_SUPER_MAGIC:
+	case F2FS_SUPER_MAGIC:
+		return true;
+	default:
+		return false;
+	}
+}
 
-	if (fstat(*fd, &st))
-		return -1;
-	if (S_ISSOCK(st.st_mode)) {
+/*
+ * The trace fd is the description the client handed over, written as it
+ * is.  The daemon never reopens it (that would judge the access on the
+ * daemon's rights, not the client's) and must never block on it: a socket
+ * is written with MSG_DONTWAIT, a regular file only on a local filesystem,
+ * anything else only if its description is non-blocking (the library
+ * hands over a non-blocking description of its own for pipes and
+ * terminals).  Returns the fd taken, or -1: no trace.
+ */
+static int trace_fd_take(struct srd_client *c, int *fd)
+{
+	int fl = fcntl(*fd, F_GETFL), nfd;
+	const char *why = NULL;
+	struct statfs sfs;
+	struct stat st;
+
+	if (fl < 0 || (fl & O_PATH) || (fl & O_ACCMODE) == O_RDONLY ||
+	    fstat(*fd, &st))
+		why = "not open for writing";
+	else if (S_ISSOCK(st.st_mode))
 		c->trace_sock = true;
-	} else if (!S_ISREG(st.st_mode)) {
-		snprintf(path, sizeof(path), "/proc/self/fd/%d", *fd);
-		nfd = open(path, O_WRONLY | O_APPEND | O_NONBLOCK | O_CLOEXEC |
-					 O_NOCTTY);
-		if (nfd >= 0)
-			return nfd;
-		fl = fcntl(*fd, F_GETFL);
-		if (fl < 0 || !(fl & O_NONBLOCK)) {
-			srd_log(SRD_LOG_WARN,
-				"pid %d: trace fd cannot be written without "
-				"blocking: no CQE trace",
-				(int)c->pid);
-			return -1;
-		}
+	else if (S_ISREG(st.st_mode) &&
+		 (fstatfs(*fd, &sfs) || !fs_local(sfs.f_type)))
+		why = "a file whose writes may wait";
+	else if (!S_ISREG(st.st_mode) && !(fl & O_NONBLOCK))
+		why = "a blocking description";
+	if (why) {
+		srd_log(SRD_LOG_WARN, "pid %d: trace fd is %s: no CQE trace",
+			(int)c->pid, why);
+		return -1;
 	}
 	nfd = *fd;
 	*fd = -1; /* taken */
@@ -134,148 +149,86 @@ static bool procmem_fd_ok(int fd)
 	return proc_fd_is(fd, "/mem", O_RDWR);
 }
 
-/* The pid a pidfd names, from its fdinfo (in the pid namespace of the
- * /proc mount); -1 if fd is no pidfd, 0 if there is no /proc to tell. */
-static pid_t pidfd_pid(int fd)
+/* This network namespace, as the kernel names it: (device, inode). */
+static bool netns_is_ours(int nsfd)
 {
-	char path[64], buf[1024], *p;
-	ssize_t n;
-	long pid;
-	int f;
+	struct stat ours, theirs;
 
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-	f = open(path, O_RDONLY | O_CLOEXEC);
-	if (f < 0)
-		return 0;
-	n = read(f, buf, sizeof(buf) - 1);
-	close(f);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	p = strstr(buf, "\nPid:");
-	if (!p)
-		return -1;
-	pid = strtol(p + 5, NULL, 10);
-	return pid > 0 ? (pid_t)pid : -1;
+	return !stat("/proc/self/ns/net", &ours) && !fstat(nsfd, &theirs) &&
+	       ours.st_dev == theirs.st_dev && ours.st_ino == theirs.st_ino;
 }
 
-#ifndef SO_PEERPIDFD
-#define SO_PEERPIDFD 77 /* Linux 6.5 */
-#endif
-
-/* A pidfd of the process that connected, as the kernel saw it; -1. */
-static int peer_pidfd(const struct srd_client *c)
+/* Without SIOCGSKNS (it needs CAP_NET_ADMIN): is the socket with this
+ * inode among the packet sockets of our namespace? */
+static bool packet_sock_listed(ino_t ino)
 {
-	socklen_t len = sizeof(int);
-	int fd = -1;
+	FILE *f = fopen("/proc/self/net/packet", "re");
+	unsigned long long inode;
+	char line[256];
+	bool found = false;
 
-	if (getsockopt(c->fd, SOL_SOCKET, SO_PEERPIDFD, &fd, &len) ||
-	    len != sizeof(int))
-		return -1;
-	return fd;
+	if (!f)
+		return false;
+	/* sk RefCnt Type Proto Iface R Rmem User Inode */
+	while (!found && fgets(line, sizeof(line), f))
+		found = sscanf(line, "%*s %*s %*s %*s %*s %*s %*s %*s %llu",
+			       &inode) == 1 &&
+			inode == (unsigned long long)ino;
+	fclose(f);
+	return found;
 }
-
-/* CapEff of /proc/PID/status (0 when it cannot be read), and whether the
- * process is in the daemon's user namespace, where the bits mean what
- * they say here. */
-static uint64_t proc_cap_eff(pid_t pid, bool *same_userns)
-{
-	char path[64], buf[4096], *p;
-	struct stat own, peer;
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)pid);
-	*same_userns = !stat("/proc/self/ns/user", &own) &&
-		       !stat(path, &peer) && own.st_dev == peer.st_dev &&
-		       own.st_ino == peer.st_ino;
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	p = strstr(buf, "\nCapEff:");
-	return p ? strtoull(p + 8, NULL, 16) : 0;
-}
-
-#define SRD_CAP_NET_RAW 13
 
 /*
- * No pid is trusted on its own: the pidfd (the kernel's own of the peer,
- * or the client's, already checked to name the peer) is asked after the
- * read whether the process still lives.  While it does its pid cannot
- * name another process, so what was read was its own.
+ * CAP_NET_RAW, judged as uverbs judges it: on the process that sends the
+ * command, when it sends it.  The library proves it with a raw packet
+ * socket it opened for the call (the kernel let it only with CAP_NET_RAW
+ * over the socket's network namespace), which must be of ours: one made
+ * in a namespace of the caller's own proves nothing here.  Nothing of the
+ * connection counts: not who opened it, nor who exported the context.
  */
-bool client_net_raw(struct srd_client *c)
+bool req_net_raw(const struct srd_req *rq)
 {
-	bool kernel_fd = true, same_ns = false, ok;
-	uint64_t eff = 0;
-	int pidfd;
-	pid_t pid;
+	int v = 0, nsfd;
+	socklen_t len = sizeof(v);
+	struct stat st;
+	bool ours;
 
-	if (!c->cred)
+	if (rq->nfds != 1 || rq->fds[0] < 0)
 		return false;
-	if (c->uid == 0)
-		return true;
-	pidfd = peer_pidfd(c);
-	if (pidfd < 0) {
-		if (c->mem->kind != SRD_MEM_PIDFD)
-			return false;
-		pidfd = c->mem->fd;
-		kernel_fd = false;
-	}
-	pid = pidfd_pid(pidfd);
-	if (pid > 0)
-		eff = proc_cap_eff(pid, &same_ns);
-	ok = pid > 0 && same_ns && (eff >> SRD_CAP_NET_RAW & 1) &&
-	     !srd_pidfd_gone(pidfd);
-	if (kernel_fd)
-		close(pidfd);
-	return ok;
+	if (getsockopt(rq->fds[0], SOL_SOCKET, SO_DOMAIN, &v, &len) ||
+	    v != AF_PACKET)
+		return false;
+	len = sizeof(v);
+	if (getsockopt(rq->fds[0], SOL_SOCKET, SO_TYPE, &v, &len) ||
+	    v != SOCK_RAW || fstat(rq->fds[0], &st))
+		return false;
+	nsfd = ioctl(rq->fds[0], SIOCGSKNS);
+	if (nsfd < 0)
+		return packet_sock_listed(st.st_ino);
+	ours = netns_is_ours(nsfd);
+	close(nsfd);
+	return ours;
 }
 
 /*
  * The client's memory access (common/proto.h): keep the fd when it is
- * what it claims, else fail OPEN_DEVICE.  A pidfd must name the process
- * that connected, as the kernel saw it (SO_PEERCRED): process_vm_* runs
- * with our rights, not the client's.  fdinfo counts pids in the namespace
- * of the /proc mount, SO_PEERCRED in ours: the kernel's own pidfd of the
- * peer is the better witness.
+ * what it claims, else fail OPEN_DEVICE.  Only the client's own mem file
+ * is taken: it refers to the address space it was opened in and no other,
+ * across exec, fork and pid reuse.  A pidfd is refused: process_vm_* on
+ * its pid would reach the image of the next exec.
  */
-static int mem_access_take(struct srd_client *c, uint32_t kind, int *fd)
+static int mem_access_take(struct srd_client *c, const struct srd_req *rq,
+			   uint32_t kind, int *fd)
 {
-	int own;
-
-	switch (kind) {
-	case SRD_MEM_PROCMEM:
-		if (!procmem_fd_ok(*fd))
-			return -EINVAL;
-		break;
-	case SRD_MEM_PIDFD:
-		if (!c->pid)
-			return -EINVAL;
-		/* The kernel's own pidfd of the peer where it gives one;
-		 * else the client's, if its fdinfo names the peer's pid. */
-		if (pidfd_pid(*fd) < 0)
-			return -EINVAL;
-		own = peer_pidfd(c);
-		if (own >= 0) {
-			close(*fd);
-			*fd = own;
-		} else if (pidfd_pid(*fd) != c->pid) {
-			return -EINVAL;
-		}
-		c->mem->pid = c->pid;
-		break;
-	default:
+	if (kind == SRD_MEM_PIDFD)
+		return -EOPNOTSUPP;
+	if (kind != SRD_MEM_PROCMEM)
 		return -EINVAL;
-	}
-	c->mem->kind = (enum srd_mem_access)kind;
+	if (!procmem_fd_ok(*fd) || !rq->sender.known)
+		return -EINVAL;
+	c->mem->kind = SRD_MEM_PROCMEM;
 	c->mem->fd = *fd;
+	c->mem->pid = rq->sender.pid;
 	*fd = -1; /* taken */
 	return 0;
 }
@@ -329,7 +282,7 @@ int cmd_open_device(struct srd_client *c, struct srd_req *rq,
 		return -errno;
 	}
 	if (req->mem_access != SRD_MEM_NONE) {
-		err = mem_access_take(c, req->mem_access, &rq->fds[mem_at]);
+		err = mem_access_take(c, rq, req->mem_access, &rq->fds[mem_at]);
 		if (err) {
 			c->ctx = NULL;
 			c->bound = false;
@@ -343,7 +296,7 @@ int cmd_open_device(struct srd_client *c, struct srd_req *rq,
 		rq->fds[maps_at] = -1; /* taken */
 	}
 	if (req->trace_flags) {
-		c->trace_fd = trace_fd_open(c, &rq->fds[0]);
+		c->trace_fd = trace_fd_take(c, &rq->fds[0]);
 		c->trace_flags = c->trace_fd >= 0 ? req->trace_flags : 0;
 	}
 	c->async_wfd = p[1];

@@ -66,6 +66,7 @@ bool device_gid_valid(const struct srd_device *dev, uint32_t index);
 
 /* --- daemon.c ------------------------------------------------------------- */
 struct srd_config; /* link.h */
+struct srd_req;	   /* below */
 struct srd_options {
 	const char *socket_name;
 	uint64_t spin_us;
@@ -97,10 +98,10 @@ bool idle_held(struct srd_daemon *d, uint64_t now);
 uint64_t idle_deadline(struct srd_daemon *d, uint64_t now);
 
 /* --- context.c ------------------------------------------------------------ */
-/* May c use raw Ethernet (CAP_NET_RAW): uid 0, or CAP_NET_RAW in the
- * effective set of the process that connected, in the daemon's user
- * namespace. */
-bool client_net_raw(struct srd_client *c);
+/* May the process that sent rq use raw Ethernet (CAP_NET_RAW)?  It
+ * proves it with a packet socket of the daemon's network namespace as the
+ * request's one fd. */
+bool req_net_raw(const struct srd_req *rq);
 
 /* --- client.c ------------------------------------------------------------- */
 /* Accept every pending connection on the listening socket. */
@@ -155,6 +156,9 @@ struct srd_req {
 	/* The connection it came on: c itself, or an importer of c (its
 	 * process's memory is what REG_MR describes).  NULL: c. */
 	struct srd_client *conn;
+	/* The process that sent it, as the kernel saw it send: every
+	 * right is judged on it, not on whoever opened the connection. */
+	struct srd_msg_cred sender;
 };
 static inline struct srd_client *req_conn(struct srd_client *c,
 					  const struct srd_req *rq)

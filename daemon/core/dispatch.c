@@ -48,7 +48,7 @@ static const struct cmd_desc verbs_cmds[SRD_CMD__MAX] = {
 	[SRD_CMD_DESTROY_CQ] = { cmd_destroy_cq, sizeof(struct srd_handle_req),
 				 0 },
 	[SRD_CMD_CREATE_QP] = { cmd_create_qp, sizeof(struct srd_create_qp_req),
-				0 },
+				F_FDS },
 	[SRD_CMD_MODIFY_QP] = { cmd_modify_qp, sizeof(struct srd_modify_qp_req),
 				0 },
 	[SRD_CMD_QUERY_QP] = { cmd_query_qp, sizeof(struct srd_query_qp_req),
@@ -92,7 +92,8 @@ static const struct cmd_desc verbs_cmds[SRD_CMD__MAX] = {
 	[SRD_CMD_IMPORT_DM] = { cmd_import_dm, sizeof(struct srd_handle_req),
 				0 },
 	[SRD_CMD_CREATE_FLOW] = { cmd_create_flow,
-				  sizeof(struct srd_create_flow_req), F_VAR },
+				  sizeof(struct srd_create_flow_req),
+				  F_VAR | F_FDS },
 	[SRD_CMD_DESTROY_FLOW] = { cmd_destroy_flow,
 				   sizeof(struct srd_handle_req), 0 },
 };

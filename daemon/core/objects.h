@@ -19,6 +19,7 @@
 #include <infiniband/verbs.h>
 
 #include "common/list.h"
+#include "common/msg.h"
 #include "common/proto.h"
 #include "common/ring.h"
 #include "daemon/core/limits.h"
@@ -326,14 +327,16 @@ struct srd_user {
 /*
  * How the daemon reaches the client's memory outside memfds, as
  * OPEN_DEVICE handed it over (common/proto.h, docs/trust.md): with
- * pread/pwrite on the client's own /proc/PID/mem, or with process_vm_* on
- * pid while pidfd (of that same process) says it lives.
+ * pread/pwrite on the client's own /proc/PID/mem, which refers to the
+ * address space it was opened in and to no other.
  */
 struct srd_client_mem {
 	uint32_t refs; /* the connection and the pvm MRs it registered */
 	enum srd_mem_access kind;
-	int fd;	   /* the mem file or the pidfd; -1 with SRD_MEM_NONE */
-	pid_t pid; /* SRD_MEM_PIDFD: the pid the pidfd names */
+	int fd; /* the mem file; -1 with SRD_MEM_NONE */
+	/* The process that handed the mem file over: only requests it
+	 * sends may describe memory reached through it. */
+	pid_t pid;
 	/* The client's /proc/self/maps, or -1.  The mem file reaches
 	 * PROT_NONE and read-only pages too (FOLL_FORCE): ODP accesses ask
 	 * this one what is mapped, and how, right now. */
@@ -366,8 +369,11 @@ struct srd_client {
 	dev_t cmd_dev;
 	ino_t cmd_ino;
 	bool dead;
-	bool hello;		/* HELLO accepted */
-	uid_t uid;		/* from SO_PEERCRED */
+	bool hello; /* HELLO accepted */
+	uid_t uid;  /* from SO_PEERCRED */
+	/* Who sent the request being served on this connection (its
+	 * SCM_CREDENTIALS): what administration rights are judged on. */
+	struct srd_msg_cred sender;
 	bool cred;		/* ... which the kernel gave */
 	char comm[16];		/* the process's name, for listings */
 	struct srd_usage usage; /* what it holds (limits.c) */
@@ -505,8 +511,6 @@ int mr_read(struct srd_mr *mr, uint64_t va, void *buf, uint64_t len);
 bool mr_owner_alive(const struct srd_mr *mr);
 int mr_odp_check(const struct srd_mr *mr, uint64_t va, uint64_t len,
 		 bool write);
-/* Has the process behind a pidfd exited?  (An error counts as gone.) */
-bool srd_pidfd_gone(int pidfd);
 int mr_write(struct srd_mr *mr, uint64_t va, const void *buf, uint64_t len);
 /* Daemon pointer to an MR range (for atomics); NULL when not mapped. */
 uint8_t *mr_ptr(struct srd_mr *mr, uint64_t va);

@@ -491,7 +491,7 @@ int cmd_create_flow(struct srd_client *c, struct srd_req *rq,
 	qp = qp_get(c, req->qp_handle);
 	if (!qp)
 		return -EINVAL;
-	if (!client_net_raw(c))
+	if (!req_net_raw(rq))
 		return -EPERM;
 	if (req->port != 1)
 		return -EINVAL;

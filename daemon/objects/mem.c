@@ -7,10 +7,8 @@
  * OPEN_DEVICE (struct srd_client_mem), never through a bare pid.
  */
 #include <errno.h>
-#include <poll.h>
 #include <stdint.h>
 #include <string.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include "daemon/core/objects.h"
@@ -28,33 +26,6 @@ uint8_t *mr_ptr(struct srd_mr *mr, uint64_t va)
 	if (!mr->base)
 		return NULL;
 	return mr->base + (va - mr->iova);
-}
-
-/* Has the process behind a pidfd exited?  (Readable: it has; an error
- * counts as gone too.) */
-bool srd_pidfd_gone(int pidfd)
-{
-	struct pollfd p = { .fd = pidfd, .events = POLLIN };
-	int n;
-
-	do
-		n = poll(&p, 1, 0);
-	while (n < 0 && errno == EINTR);
-	return n != 0;
-}
-
-/* srd_pidfd_gone() for two pidfds in one call (b may be -1). */
-static void pidfds_gone(int a, int b, bool *a_gone, bool *b_gone)
-{
-	struct pollfd p[2] = { { .fd = a, .events = POLLIN },
-			       { .fd = b, .events = POLLIN } };
-	int n;
-
-	do
-		n = poll(p, b < 0 ? 1 : 2, 0);
-	while (n < 0 && errno == EINTR);
-	*a_gone = n < 0 || p[0].revents;
-	*b_gone = b >= 0 && (n < 0 || p[1].revents);
 }
 
 /* pread/pwrite on the client's /proc/PID/mem: the file refers to the
@@ -86,99 +57,6 @@ static int procmem_xfer(int fd, uint64_t raddr, void *buf, uint64_t len,
 	return 0;
 }
 
-/* process_vm_* on the pid of a pidfd, each call between two checks that
- * the process still lives: once it is gone its pid may name another. */
-static int pidfd_xfer(const struct srd_client_mem *cm, uint64_t raddr,
-		      void *buf, uint64_t len, bool write)
-{
-	while (len) {
-		struct iovec l = { .iov_base = buf, .iov_len = len };
-		struct iovec r = { .iov_base = (void *)(uintptr_t)raddr,
-				   .iov_len = len };
-		ssize_t n;
-
-		if (srd_pidfd_gone(cm->fd))
-			return -ESRCH;
-		if (write)
-			n = process_vm_writev(cm->pid, &l, 1, &r, 1, 0);
-		else
-			n = process_vm_readv(cm->pid, &l, 1, &r, 1, 0);
-		if (srd_pidfd_gone(cm->fd))
-			return -ESRCH;
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return errno == ESRCH ? -ESRCH : -EFAULT;
-		}
-		if (n == 0)
-			return -EFAULT;
-		buf = (uint8_t *)buf + n;
-		raddr += n;
-		len -= n;
-	}
-	return 0;
-}
-
-/*
- * From one pidfd client to another through a bounce buffer with the
- * checks of pidfd_xfer(), but each poll after a call also serves as the
- * check before the next one, of either process: two polls per chunk
- * instead of four.  On an error *failed_dst says which side failed.
- */
-static int pidfd_bounce(const struct srd_client_mem *dst, uint64_t daddr,
-			const struct srd_client_mem *src, uint64_t saddr,
-			uint8_t *bounce, uint64_t cap, uint64_t len,
-			bool *failed_dst)
-{
-	bool sgone = srd_pidfd_gone(src->fd), dgone = false;
-
-	*failed_dst = false;
-	while (len) {
-		uint64_t k = len < cap ? len : cap;
-		struct iovec l = { .iov_base = bounce, .iov_len = k };
-		struct iovec r = { .iov_base = (void *)(uintptr_t)saddr,
-				   .iov_len = k };
-		ssize_t n, w;
-
-		if (sgone)
-			return -ESRCH;
-		n = process_vm_readv(src->pid, &l, 1, &r, 1, 0);
-		/* After the read and before the write. */
-		pidfds_gone(src->fd, dst->fd, &sgone, &dgone);
-		if (sgone)
-			return -ESRCH;
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 && errno == ESRCH ? -ESRCH : -EFAULT;
-		*failed_dst = true;
-		if (dgone)
-			return -ESRCH;
-		l.iov_len = (size_t)n;
-		r.iov_base = (void *)(uintptr_t)daddr;
-		r.iov_len = (size_t)n;
-		do
-			w = process_vm_writev(dst->pid, &l, 1, &r, 1, 0);
-		while (w < 0 && errno == EINTR && !srd_pidfd_gone(dst->fd));
-		/* After the write and before the next read. */
-		pidfds_gone(dst->fd, len > (uint64_t)n ? src->fd : -1, &dgone,
-			    &sgone);
-		if (dgone)
-			return -ESRCH;
-		if (w < 0)
-			return errno == ESRCH ? -ESRCH : -EFAULT;
-		/* A short write: the rest goes round again (and fails at
-		 * the page that stopped it). */
-		if (w == 0)
-			return -EFAULT;
-		*failed_dst = false;
-		saddr += (uint64_t)w;
-		daddr += (uint64_t)w;
-		len -= (uint64_t)w;
-	}
-	return 0;
-}
-
 bool mr_owner_alive(const struct srd_mr *mr)
 {
 	const struct srd_client_mem *cm = mr->mem;
@@ -198,8 +76,6 @@ bool mr_owner_alive(const struct srd_mr *mr)
 				  mr->odp ? 0 : (off_t)(mr->addr & INT64_MAX));
 		while (n < 0 && errno == EINTR);
 		return n != 0;
-	case SRD_MEM_PIDFD:
-		return !srd_pidfd_gone(cm->fd);
 	default:
 		return false;
 	}
@@ -214,8 +90,6 @@ static int pvm_xfer(struct srd_mr *mr, uint64_t va, void *buf, uint64_t len,
 	switch (cm->kind) {
 	case SRD_MEM_PROCMEM:
 		return procmem_xfer(cm->fd, raddr, buf, len, write);
-	case SRD_MEM_PIDFD:
-		return pidfd_xfer(cm, raddr, buf, len, write);
 	default:
 		return -EFAULT;
 	}
@@ -256,16 +130,6 @@ static int bounce_copy(struct srd_mr *dst_mr, uint64_t dst_va,
 	static uint8_t bounce[BOUNCE_BYTES];
 	int err;
 
-	if (src_mr->pvm && dst_mr->pvm && src_mr->mem->kind == SRD_MEM_PIDFD &&
-	    dst_mr->mem->kind == SRD_MEM_PIDFD) {
-		bool on_dst;
-
-		err = pidfd_bounce(dst_mr->mem, mr_client_addr(dst_mr, dst_va),
-				   src_mr->mem, mr_client_addr(src_mr, src_va),
-				   bounce, sizeof(bounce), len, &on_dst);
-		*bad = on_dst ? dst_mr : src_mr;
-		return err;
-	}
 	while (len) {
 		uint64_t n = len < BOUNCE_BYTES ? len : BOUNCE_BYTES;
 

@@ -92,6 +92,29 @@ static int mr_map_odp(struct srd_client_mem *mem,
 	return 0;
 }
 
+/*
+ * The memory a request may describe in place: its sender's.  The
+ * connection's mem file is that only when the sender is the process that
+ * handed it over; a child that inherited the connection, or a process it
+ * was passed to, lives in another address space, and gets none (as if
+ * its context had no in-place access).  After an exec under the same pid
+ * the file reaches nothing, so a match of pids is enough.
+ */
+static struct srd_client_mem *req_mem(struct srd_client *c,
+				      const struct srd_req *rq)
+{
+	static struct srd_client_mem none = { .kind = SRD_MEM_NONE,
+					      .fd = -1,
+					      .maps_fd = -1 };
+	struct srd_client_mem *m = req_conn(c, rq)->mem;
+
+	/* The CM's own client has none (its MRs are all memfd). */
+	if (!m || (m->kind != SRD_MEM_NONE &&
+		   (!rq->sender.known || rq->sender.pid != m->pid)))
+		return &none;
+	return m;
+}
+
 static void mr_map_release(struct mr_map *m)
 {
 	if (m->map)
@@ -321,8 +344,8 @@ int cmd_reg_mr(struct srd_client *c, struct srd_req *rq, struct srd_rep *rp)
 	err = mr_charge(c, bytes, rq->nfds);
 	if (err)
 		return err;
-	err = mr_map_build(req_conn(c, rq)->mem, req, rq->len, rq->fds,
-			   rq->nfds, req->access & IBV_ACCESS_ON_DEMAND, &m);
+	err = mr_map_build(req_mem(c, rq), req, rq->len, rq->fds, rq->nfds,
+			   req->access & IBV_ACCESS_ON_DEMAND, &m);
 	if (err) {
 		mr_uncharge(c, bytes, rq->nfds);
 		return err;
@@ -377,7 +400,7 @@ int cmd_rereg_mr(struct srd_client *c, struct srd_req *rq, struct srd_rep *rp)
 		err = mr_charge(c, bytes, rq->nfds);
 		if (err)
 			return err;
-		err = mr_map_build(req_conn(c, rq)->mem, &req->reg,
+		err = mr_map_build(req_mem(c, rq), &req->reg,
 				   rq->len - offsetof(typeof(*req), reg),
 				   rq->fds, rq->nfds,
 				   access & IBV_ACCESS_ON_DEMAND, &m);

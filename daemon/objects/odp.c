@@ -138,12 +138,10 @@ int mr_odp_check(const struct srd_mr *mr, uint64_t va, uint64_t len, bool write)
 
 	if (!len)
 		return 0;
-	if (cm->maps_fd < 0) {
-		/* Without the listing, process_vm_* still fails on what is
-		 * not mapped as it needs (later: the error is classed by
-		 * where the copy failed); the mem file would not. */
-		return cm->kind == SRD_MEM_PIDFD ? 0 : -EFAULT;
-	}
+	/* Without the listing the mem file would reach PROT_NONE and
+	 * read-only pages alike. */
+	if (cm->maps_fd < 0)
+		return -EFAULT;
 	while (a < end) {
 		struct odp_vma v = { 0 };
 

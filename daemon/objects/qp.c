@@ -210,8 +210,10 @@ int cmd_create_qp(struct srd_client *c, struct srd_req *rq, struct srd_rep *rp)
 	int err, fd = -1;
 
 	/* As uverbs: raw Ethernet is CAP_NET_RAW's, checked first. */
-	if (req->qp_type == IBV_QPT_RAW_PACKET && !client_net_raw(c))
+	if (req->qp_type == IBV_QPT_RAW_PACKET && !req_net_raw(rq))
 		return -EPERM;
+	if (req->qp_type != IBV_QPT_RAW_PACKET && rq->nfds)
+		return -EINVAL;
 	err = qp_check_type(req->qp_type);
 	if (err)
 		return err;

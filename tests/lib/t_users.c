@@ -6,6 +6,7 @@
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include "t_util.h"
@@ -29,8 +30,11 @@ uid_t t_user(const char *name)
 	return pw->pw_uid;
 }
 
+/* As a process the user started: setuid() leaves it non-dumpable, which
+ * a login never does (its /proc/self/mem would be root's). */
 void t_become(uid_t uid)
 {
-	if (setgroups(0, NULL) || setgid(uid) || setuid(uid))
+	if (setgroups(0, NULL) || setgid(uid) || setuid(uid) ||
+	    prctl(PR_SET_DUMPABLE, 1, 0, 0, 0))
 		_exit(3);
 }

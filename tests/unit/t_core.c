@@ -55,15 +55,24 @@ void t_core_fini(struct t_core *t)
 int t_core_cmd(struct srd_client *c, uint32_t op, const void *req, uint32_t len,
 	       int *fds, int nfds, struct srd_rep *rp)
 {
-	struct srd_req rq = {
-		.op = op, .data = req, .len = len, .fds = fds, .nfds = nfds
-	};
+	/* Sent by this process, as the kernel would say of a message. */
+	struct srd_req rq = { .op = op,
+			      .data = req,
+			      .len = len,
+			      .fds = fds,
+			      .nfds = nfds,
+			      .sender = { .known = true,
+					  .pid = getpid(),
+					  .uid = geteuid(),
+					  .gid = getegid() } };
 	int ret;
 
 	rp->len = 0;
 	rp->nfds = 0;
 	rp->keep_mask = 0;
+	c->sender = rq.sender;
 	ret = dispatch(c, &rq, rp);
+	c->sender.known = false;
 	srd_close_fds(fds, nfds);
 	if (ret) {
 		T_EQ(rp->nfds, 0); /* errors hand out nothing */
