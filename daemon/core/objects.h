@@ -215,6 +215,7 @@ struct srd_xrcd {
 	bool shared; /* opened through a file: st_dev, st_ino name it */
 	dev_t st_dev;
 	ino_t st_ino;
+	int fd;		/* the file while shared (it holds the inode), or -1 */
 	uint32_t opens; /* handles on it */
 };
 
