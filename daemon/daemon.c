@@ -33,7 +33,7 @@ static int tables_init(struct srd_daemon *d)
 	 * daemon's, as ib_core's are per device and there is one. */
 	table_init(&d->pds, 1, 65536);
 	table_init(&d->mrs, 1, 65536);
-	table_init(&d->mws, SRD_MW_FIRST_INDEX, SRD_MAX_MW);
+	table_init(&d->mws, 1, SRD_MAX_MW);
 	table_init(&d->cqs, 1, 16384);
 	table_init(&d->qps_by_num, SRD_FIRST_QPN, 16384);
 	table_init(&d->srqs, 1, 16384);
@@ -45,6 +45,9 @@ static int tables_init(struct srd_daemon *d)
 	 * connections it was never told of. */
 	table_randomize(&d->mrs, SRD_RANDOM_SPAN);
 	table_randomize(&d->qps_by_num, SRD_RANDOM_SPAN);
+	/* Windows: from every handle at once (512 KiB of slots, made at the
+	 * first window), which with the tag makes 24 random bits of index. */
+	table_randomize(&d->mws, SRD_MAX_MW);
 	return 0;
 }
 

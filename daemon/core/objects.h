@@ -148,12 +148,15 @@ struct srd_dm {
 };
 
 /*
- * A memory window.  Its index lies above every MR index, so a key names a
- * window or an MR by its index alone (rxe splits the space the same way):
- * rkey == index << 8 | key byte, the key byte set by each bind.
+ * A memory window.  rkey == tag << 24 | (handle - 1) << 8 | key byte: the
+ * handle and the first key byte drawn at random by the window table, the
+ * tag drawn at each ibv_alloc_mw from SRD_MW_TAG_MIN up, the key byte set
+ * by each bind.  An MR's index is at most 0x10000, so an MR key's top byte
+ * is 0 or 1 and the tag alone tells a window's key from an MR's (rxe
+ * splits the space too).
  */
-#define SRD_MW_FIRST_INDEX 0x10001u
-#define SRD_MAX_MW 65536
+#define SRD_MW_TAG_MIN 2u
+#define SRD_MAX_MW 65536 /* handles fit the 16 bits below the tag */
 
 struct srd_mw {
 	uint32_t handle; /* the index */
@@ -216,6 +219,7 @@ struct srd_xrcd {
 	bool shared; /* opened through a file: st_dev, st_ino name it */
 	dev_t st_dev;
 	ino_t st_ino;
+	int fd;		/* the file while shared (it holds the inode), or -1 */
 	uint32_t opens; /* handles on it */
 };
 

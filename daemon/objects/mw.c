@@ -8,6 +8,7 @@
  * LOCAL_INV or by a SEND with Invalidate arriving on the QP they were
  * bound through.  An MR with windows bound cannot be deregistered.
  */
+#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 
@@ -18,16 +19,29 @@
 	(IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | \
 	 IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_ZERO_BASED)
 
+static_assert(SRD_MAX_MW <= 1u << 16, "window handles are 16 bits");
+
 static bool key_is_mw(uint32_t key)
 {
-	return key >> 8 >= SRD_MW_FIRST_INDEX;
+	return key >> 24 >= SRD_MW_TAG_MIN;
 }
 
 static struct srd_mw *mw_lookup_key(struct srd_daemon *d, uint32_t key)
 {
-	struct srd_mw *mw = table_get(&d->mws, key >> 8);
+	struct srd_mw *mw = table_get(&d->mws, ((key >> 8) & 0xffff) + 1);
 
 	return mw && mw->rkey == key ? mw : NULL;
+}
+
+/* A new window's rkey: nothing in it follows from another window's, and
+ * a reused handle never gives back an old key (its key byte changed when
+ * it was freed). */
+static uint32_t mw_new_rkey(struct srd_daemon *d, uint32_t handle)
+{
+	uint32_t tag =
+		SRD_MW_TAG_MIN + arc4random_uniform(256 - SRD_MW_TAG_MIN);
+
+	return tag << 24 | (handle - 1) << 8 | table_gen(&d->mws, handle);
 }
 
 static void mw_unbind(struct srd_mw *mw)
@@ -61,7 +75,7 @@ int cmd_alloc_mw(struct srd_client *c, struct srd_req *rq, struct srd_rep *rp)
 		return idx;
 	}
 	mw->handle = idx;
-	mw->rkey = (uint32_t)idx << 8 | table_gen(&c->d->mws, idx);
+	mw->rkey = mw_new_rkey(c->d, (uint32_t)idx);
 	mw->owner = c;
 	mw->pd = pd;
 	mw->type = req->type;

@@ -5,16 +5,21 @@
  * As uverbs does, a domain opened through a file is keyed by the file's
  * inode (the daemon fstat()s the fd the client passes), so every context
  * of the device that opens the same file shares one domain; fd -1 gives a
- * private one.  Each context holds its own handle, which counts the SRQs
- * and QPs made or opened through it: closing a handle that still has any
- * is EBUSY.  An XRC_RECV QP is held by its creator and by every context
- * that opened it (ibv_open_qp); it lives until the last of them lets go,
- * and an opener inherits it when its owner goes.
+ * private one.  Joining a domain takes a descriptor open for reading: the
+ * file's permissions say who may share it.  The domain keeps the first
+ * descriptor until it goes, as uverbs holds the inode, so the inode number
+ * cannot pass to a new file that would then name the old domain.  Each
+ * context holds its own handle, which counts the SRQs and QPs made or
+ * opened through it: closing a handle that still has any is EBUSY.  An
+ * XRC_RECV QP is held by its creator and by every context that opened it
+ * (ibv_open_qp); it lives until the last of them lets go, and an opener
+ * inherits it when its owner goes.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "daemon/core/core.h"
 
@@ -43,6 +48,29 @@ static struct srd_xrcd *xrcd_find(struct srd_daemon *d,
 	return NULL;
 }
 
+/* The file of a domain: a real descriptor (uverbs' fdget() refuses O_PATH
+ * ones: EBADF) open for reading.  uverbs takes a write-only one too; here
+ * it is EBADF as read(2) would say, or anyone who may only write the file
+ * could reach its owner's target QPs and SRQs. */
+static int xrcd_file(int fd, struct stat *st)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	if (fl < 0 || (fl & O_PATH))
+		return -EBADF;
+	if ((fl & O_ACCMODE) != O_RDONLY && (fl & O_ACCMODE) != O_RDWR)
+		return -EBADF;
+	return fstat(fd, st) ? -EBADF : 0;
+}
+
+static void xrcd_free(struct srd_xrcd *x)
+{
+	list_del(&x->node);
+	if (x->fd >= 0)
+		close(x->fd);
+	free(x);
+}
+
 static uint32_t xrcd_count(struct srd_client *c)
 {
 	struct srd_table *t = &c->d->xrcds;
@@ -64,11 +92,15 @@ int cmd_open_xrcd(struct srd_client *c, struct srd_req *rq, struct srd_rep *rp)
 	struct srd_xrcd_handle *xh;
 	struct stat st;
 	int64_t h;
+	int err;
 
 	if (req->has_fd) {
 		/* uverbs: fdget() fails first, then the lookup decides. */
-		if (rq->nfds != 1 || fstat(rq->fds[0], &st))
+		if (rq->nfds != 1)
 			return -EBADF;
+		err = xrcd_file(rq->fds[0], &st);
+		if (err)
+			return err;
 		x = xrcd_find(d, c->dev, &st);
 		if (!x && !(req->oflags & O_CREAT))
 			return -EAGAIN;
@@ -89,19 +121,20 @@ int cmd_open_xrcd(struct srd_client *c, struct srd_req *rq, struct srd_rep *rp)
 			return -ENOMEM;
 		}
 		x->dev = c->dev;
+		x->fd = -1;
 		if (req->has_fd) {
 			x->shared = true;
 			x->st_dev = st.st_dev;
 			x->st_ino = st.st_ino;
+			x->fd = rq->fds[0];
+			rq->fds[0] = -1; /* taken */
 		}
 		list_add_tail(&d->xrcds_list, &x->node);
 	}
 	h = table_alloc(&d->xrcds, xh);
 	if (h < 0) {
-		if (!x->opens) {
-			list_del(&x->node);
-			free(x);
-		}
+		if (!x->opens)
+			xrcd_free(x);
 		free(xh);
 		return h;
 	}
@@ -118,10 +151,8 @@ void xrcd_handle_destroy(struct srd_xrcd_handle *xh)
 	struct srd_xrcd *x = xh->xrcd;
 
 	table_free(&xh->owner->d->xrcds, xh->handle);
-	if (--x->opens == 0) {
-		list_del(&x->node);
-		free(x);
-	}
+	if (--x->opens == 0)
+		xrcd_free(x);
 	free(xh);
 }
 
