@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -31,10 +32,17 @@
 
 extern char **environ;
 
+/* A set-uid or set-capability program (AT_SECURE): its environment
+ * belongs to whoever ran it, and is not listened to. */
+static bool secure_mode(void)
+{
+	return getauxval(AT_SECURE) != 0;
+}
+
 /* A name set by the user, or NULL for the defaults. */
 static const char *socket_env(void)
 {
-	const char *s = getenv(SRD_SOCKET_ENV);
+	const char *s = secure_getenv(SRD_SOCKET_ENV);
 
 	return s && *s ? s : NULL;
 }
@@ -97,7 +105,7 @@ static bool is_executable(const char *path)
 
 int srd_daemon_path(char *buf, size_t size)
 {
-	const char *env = getenv(SRD_DAEMON_ENV);
+	const char *env = secure_getenv(SRD_DAEMON_ENV);
 	Dl_info info;
 
 	if (env && *env) {
@@ -105,8 +113,10 @@ int srd_daemon_path(char *buf, size_t size)
 		return 0;
 	}
 	/* Next to this library: <dir>/../bin/softrdmad, in the build tree
-	 * as once installed. */
-	if (dladdr((void *)srd_daemon_path, &info) && info.dli_fname) {
+	 * as once installed.  Not for a set-uid program, which takes only
+	 * the installed daemon. */
+	if (!secure_mode() && dladdr((void *)srd_daemon_path, &info) &&
+	    info.dli_fname) {
 		char dir[PATH_MAX];
 		char *slash;
 
@@ -130,12 +140,15 @@ int srd_daemon_path(char *buf, size_t size)
 	return -ENOENT;
 }
 
-/* Start a daemon; it detaches itself.  Returns its first pid or -errno. */
+/* Start a daemon; it detaches itself.  Returns its first pid or -errno.
+ * Only a program that trusts its environment looks it up in PATH. */
 static pid_t spawn_daemon(const char *name)
 {
 	char path[PATH_MAX];
 	bool search = srd_daemon_path(path, sizeof(path)) < 0;
 
+	if (search && secure_mode())
+		return -ENOENT;
 	return srd_daemon_spawn(path, search, name);
 }
 
@@ -187,7 +200,8 @@ static int start_and_connect(const char *name)
 }
 
 /*
- * Which daemon: the one SOFTRDMA_SOCKET names; else the system's (root's,
+ * Which daemon: the one SOFTRDMA_SOCKET names (ignored in a set-uid
+ * program); else the system's (root's,
  * on the plain default name) when one runs; else, for root, a new system
  * daemon, and for anyone else one of their own on "softrdma.<uid>".
  */

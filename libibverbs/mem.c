@@ -42,7 +42,7 @@ static int open_pidfd(void)
 
 int srd_mem_access_open(uint32_t *kind)
 {
-	const char *env = getenv("SOFTRDMA_MEM_ACCESS");
+	const char *env = secure_getenv("SOFTRDMA_MEM_ACCESS");
 	bool procmem = !env || strcmp(env, "pidfd");
 	bool pidfd = !env || strcmp(env, "procmem");
 	int fd = -1;
