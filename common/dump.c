@@ -53,7 +53,7 @@ static void sb_flush(struct sbuf *s, FILE *f)
 
 unsigned int srd_trace_flags_from_env(void)
 {
-	const char *env = getenv(SRD_TRACE_ENV);
+	const char *env = secure_getenv(SRD_TRACE_ENV);
 	unsigned int flags = 0;
 	char buf[128], *tok, *save = NULL;
 

@@ -3,15 +3,19 @@
  * The command connection: finding the daemon's abstract socket, starting
  * softrdmad when nobody listens there, and synchronous request/reply.
  */
+#include <ctype.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <spawn.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -28,47 +32,57 @@
 #endif
 
 #define SRD_START_TIMEOUT_MS 3000
+/* Room for an abstract socket name and its terminator. */
+#define SRD_NAME_LEN 108
 
 extern char **environ;
+
+/* A set-uid or set-capability program (AT_SECURE): its environment
+ * belongs to whoever ran it, and is not listened to. */
+static bool secure_mode(void)
+{
+	return getauxval(AT_SECURE) != 0;
+}
 
 /* A name set by the user, or NULL for the defaults. */
 static const char *socket_env(void)
 {
-	const char *s = getenv(SRD_SOCKET_ENV);
+	const char *s = secure_getenv(SRD_SOCKET_ENV);
 
 	return s && *s ? s : NULL;
 }
 
+#define NO_UID ((uid_t)-1)
+
 /*
  * Whoever answers on a name gets our memory (memfds) and sees our work, so
  * it must be the system's daemon (root) or our own user's.  Anyone can bind
- * an abstract name: a daemon of another user is refused, before a single
- * byte is sent to it.
+ * an abstract name: a daemon of another user is refused (-EACCES, its uid
+ * in *holder), before a single byte is sent to it.
  */
-static int check_peer(int fd, const char *name)
+static int check_peer(int fd, uid_t *holder)
 {
 	struct ucred cr;
 	socklen_t len = sizeof(cr);
-	uid_t me = geteuid();
 
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0)
 		return -errno;
-	if (cr.uid == 0 || cr.uid == me)
+	if (cr.uid == 0 || cr.uid == geteuid())
 		return 0;
-	fprintf(stderr,
-		"softrdma: refusing the device daemon on socket @%s: it runs "
-		"as uid %u, not as root or as uid %u\n",
-		name, (unsigned int)cr.uid, (unsigned int)me);
+	*holder = cr.uid;
 	return -EACCES;
 }
 
-static int try_connect(const char *name)
+/* A connection to the daemon on name, or -errno: -EACCES with *holder
+ * set when another user's process holds the name. */
+static int try_connect(const char *name, uid_t *holder)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	size_t n = strlen(name);
 	socklen_t len;
 	int fd, err;
 
+	*holder = NO_UID;
 	if (n + 1 > sizeof(sa.sun_path))
 		return -ENAMETOOLONG;
 	/* Abstract namespace: a leading NUL, no terminator. */
@@ -82,12 +96,17 @@ static int try_connect(const char *name)
 		close(fd);
 		return err;
 	}
-	err = check_peer(fd, name);
+	err = check_peer(fd, holder);
 	if (err) {
 		close(fd);
 		return err;
 	}
 	return fd;
+}
+
+static bool squatted(int err, uid_t holder)
+{
+	return err == -EACCES && holder != NO_UID;
 }
 
 static bool is_executable(const char *path)
@@ -97,7 +116,7 @@ static bool is_executable(const char *path)
 
 int srd_daemon_path(char *buf, size_t size)
 {
-	const char *env = getenv(SRD_DAEMON_ENV);
+	const char *env = secure_getenv(SRD_DAEMON_ENV);
 	Dl_info info;
 
 	if (env && *env) {
@@ -105,8 +124,10 @@ int srd_daemon_path(char *buf, size_t size)
 		return 0;
 	}
 	/* Next to this library: <dir>/../bin/softrdmad, in the build tree
-	 * as once installed. */
-	if (dladdr((void *)srd_daemon_path, &info) && info.dli_fname) {
+	 * as once installed.  Not for a set-uid program, which takes only
+	 * the installed daemon. */
+	if (!secure_mode() && dladdr((void *)srd_daemon_path, &info) &&
+	    info.dli_fname) {
 		char dir[PATH_MAX];
 		char *slash;
 
@@ -130,12 +151,15 @@ int srd_daemon_path(char *buf, size_t size)
 	return -ENOENT;
 }
 
-/* Start a daemon; it detaches itself.  Returns its first pid or -errno. */
+/* Start a daemon; it detaches itself.  Returns its first pid or -errno.
+ * Only a program that trusts its environment looks it up in PATH. */
 static pid_t spawn_daemon(const char *name)
 {
 	char path[PATH_MAX];
 	bool search = srd_daemon_path(path, sizeof(path)) < 0;
 
+	if (search && secure_mode())
+		return -ENOENT;
 	return srd_daemon_spawn(path, search, name);
 }
 
@@ -154,12 +178,13 @@ static bool nobody_there(int err)
 }
 
 /* Nobody listens on name: start a daemon there and connect to it. */
-static int start_and_connect(const char *name)
+static int start_and_connect(const char *name, uid_t *holder)
 {
 	unsigned int waited = 0, step = 2;
 	pid_t child;
 	int fd;
 
+	*holder = NO_UID;
 	child = spawn_daemon(name);
 	if (child < 0)
 		return -ECONNREFUSED;
@@ -168,7 +193,7 @@ static int start_and_connect(const char *name)
 		 * away from it); a foreground daemon is simply left alone. */
 		if (child > 0 && waitpid(child, NULL, WNOHANG) != 0)
 			child = 0;
-		fd = try_connect(name);
+		fd = try_connect(name, holder);
 		if (!nobody_there(fd))
 			break;
 		if (waited >= SRD_START_TIMEOUT_MS)
@@ -187,30 +212,267 @@ static int start_and_connect(const char *name)
 }
 
 /*
- * Which daemon: the one SOFTRDMA_SOCKET names; else the system's (root's,
- * on the plain default name) when one runs; else, for root, a new system
- * daemon, and for anyone else one of their own on "softrdma.<uid>".
+ * When another user holds the default names, a user's daemon serves on a
+ * private name, "softrdma.<uid>.<16 hex digits>", drawn at random: nobody
+ * can bind it first.  Other programs of the user find it among the
+ * listening sockets of /proc/net/unix, and every holder of a name of that
+ * form is checked as any other (a decoy of another user's is skipped).
+ * The name this process settled on is kept, so that all its connections
+ * go to the same daemon.
  */
+#define PRIVATE_HEX 16
+
+struct squat {
+	char name[32];
+	uid_t uid;
+};
+
+struct discovery {
+	const char *own; /* "softrdma.<uid>" */
+	struct squat sq[2];
+	int nsq;
+};
+
+static pthread_mutex_t private_lock = PTHREAD_MUTEX_INITIALIZER;
+static char private_name[SRD_NAME_LEN];
+static atomic_bool warned;
+
+static void note_squat(struct discovery *ds, const char *name, uid_t uid)
+{
+	if (ds->nsq >= 2)
+		return;
+	if ((size_t)snprintf(ds->sq[ds->nsq].name, sizeof(ds->sq[0].name), "%s",
+			     name) >= sizeof(ds->sq[0].name))
+		return;
+	ds->sq[ds->nsq].uid = uid;
+	ds->nsq++;
+}
+
+/* Does line (of /proc/net/unix) show a listening SEQPACKET socket on
+ * "<prefix><16 hex>"?  Copies the name to name. */
+static bool private_listener(const char *line, const char *prefix, char *name,
+			     size_t size)
+{
+	unsigned int flags, type, state;
+	size_t plen = strlen(prefix);
+	const char *path;
+	int at = 0;
+
+	if (sscanf(line, "%*s %*x %*x %x %x %x %*u %n", &flags, &type, &state,
+		   &at) != 3 ||
+	    !at)
+		return false;
+	/* __SO_ACCEPTCON: a listening socket, not one of its accepted. */
+	if (!(flags & 0x10000) || type != SOCK_SEQPACKET)
+		return false;
+	path = line + at;
+	if (path[0] != '@' || strncmp(path + 1, prefix, plen))
+		return false;
+	for (int i = 0; i < PRIVATE_HEX; i++)
+		if (!isxdigit((unsigned char)path[1 + plen + i]))
+			return false;
+	if (path[1 + plen + PRIVATE_HEX] != '\n' &&
+	    path[1 + plen + PRIVATE_HEX] != '\0')
+		return false;
+	if (plen + PRIVATE_HEX + 1 > size)
+		return false;
+	memcpy(name, path + 1, plen + PRIVATE_HEX);
+	name[plen + PRIVATE_HEX] = '\0';
+	return true;
+}
+
+/* A daemon of ours already serving a private name: its connection, the
+ * name in name; else -ENOENT. */
+static int find_private(const struct discovery *ds, char *name, size_t size)
+{
+	char prefix[SRD_NAME_LEN], line[256];
+	uid_t holder;
+	int fd = -ENOENT;
+	FILE *f;
+
+	if ((size_t)snprintf(prefix, sizeof(prefix), "%s.", ds->own) >=
+	    sizeof(prefix))
+		return -ENAMETOOLONG;
+	f = fopen("/proc/net/unix", "re");
+	if (!f)
+		return -ENOENT;
+	while (fgets(line, sizeof(line), f)) {
+		if (!private_listener(line, prefix, name, size))
+			continue;
+		fd = try_connect(name, &holder);
+		if (fd >= 0)
+			break;
+		fd = -ENOENT;
+	}
+	fclose(f);
+	return fd;
+}
+
+/* Start a daemon of ours on a private name of our drawing. */
+static int start_private(const struct discovery *ds, char *name, size_t size)
+{
+	uint64_t r;
+	uid_t holder;
+	int fd = -EAGAIN;
+
+	/* A name taken all the same (drawn by someone else too): another. */
+	for (int i = 0; i < 4; i++) {
+		if (getrandom(&r, sizeof(r), 0) != sizeof(r))
+			return -errno;
+		if ((size_t)snprintf(name, size, "%s.%0*" PRIx64, ds->own,
+				     PRIVATE_HEX, r) >= size)
+			return -ENAMETOOLONG;
+		fd = start_and_connect(name, &holder);
+		if (!squatted(fd, holder))
+			break;
+	}
+	return fd;
+}
+
+/* Our own user's daemon: on "softrdma.<uid>" unless another user holds
+ * that name too, else on a private name. */
+static int connect_own(struct discovery *ds)
+{
+	char name[SRD_NAME_LEN];
+	uid_t holder;
+	int fd;
+
+	fd = try_connect(ds->own, &holder);
+	if (squatted(fd, holder)) {
+		note_squat(ds, ds->own, holder);
+	} else if (!nobody_there(fd)) {
+		return fd;
+	} else {
+		/* Nobody there: a private daemon started while the name
+		 * was held serves us, else a new daemon on the name. */
+		fd = find_private(ds, name, sizeof(name));
+		if (fd >= 0)
+			goto found;
+		fd = start_and_connect(ds->own, &holder);
+		if (!squatted(fd, holder))
+			return fd;
+		note_squat(ds, ds->own, holder);
+	}
+	fd = find_private(ds, name, sizeof(name));
+	if (fd < 0)
+		fd = start_private(ds, name, sizeof(name));
+	if (fd < 0)
+		return fd;
+found:
+	pthread_mutex_lock(&private_lock);
+	snprintf(private_name, sizeof(private_name), "%s", name);
+	pthread_mutex_unlock(&private_lock);
+	return fd;
+}
+
+/* Once a process: the names another user holds, and where we went. */
+static void warn_squat(const struct discovery *ds, int fd)
+{
+	char names[2 * SRD_NAME_LEN + 64];
+	size_t off = 0;
+
+	if (atomic_exchange(&warned, true))
+		return;
+	for (int i = 0; i < ds->nsq; i++)
+		off += (size_t)snprintf(names + off, sizeof(names) - off,
+					"%s@%s (held by uid %u)",
+					i ? " and " : "", ds->sq[i].name,
+					(unsigned int)ds->sq[i].uid);
+	if (fd >= 0) {
+		pthread_mutex_lock(&private_lock);
+		fprintf(stderr,
+			"softrdma: ignoring %s, not root's or uid %u's: "
+			"using uid %u's own daemon on @%s\n",
+			names, (unsigned int)geteuid(), (unsigned int)geteuid(),
+			private_name[0] ? private_name : ds->own);
+		pthread_mutex_unlock(&private_lock);
+	} else {
+		fprintf(stderr,
+			"softrdma: ignoring %s, not root's or uid %u's, and "
+			"no daemon of uid %u's could be started: %s\n",
+			names, (unsigned int)geteuid(), (unsigned int)geteuid(),
+			strerror(-fd));
+	}
+}
+
+/* The private daemon this process uses already, if it still answers. */
+static int connect_private_again(void)
+{
+	char name[SRD_NAME_LEN];
+	uid_t holder;
+	int fd;
+
+	pthread_mutex_lock(&private_lock);
+	snprintf(name, sizeof(name), "%s", private_name);
+	pthread_mutex_unlock(&private_lock);
+	if (!name[0])
+		return -ENOENT;
+	fd = try_connect(name, &holder);
+	if (fd >= 0)
+		return fd;
+	/* Gone (idle, or killed): found afresh. */
+	pthread_mutex_lock(&private_lock);
+	if (!strcmp(private_name, name))
+		private_name[0] = '\0';
+	pthread_mutex_unlock(&private_lock);
+	return -ENOENT;
+}
+
+/*
+ * The default daemon: the system's (root's, on the plain default name)
+ * when one runs; else, for root, a new system daemon, and for anyone else
+ * one of their own on "softrdma.<uid>".  A name another user holds is
+ * passed over, with one line on stderr: the user's own daemon serves
+ * instead, on a private name if "softrdma.<uid>" is held too.
+ */
+static int connect_default(void)
+{
+	struct discovery ds = { .nsq = 0 };
+	char own[32];
+	uid_t holder;
+	int fd;
+
+	fd = connect_private_again();
+	if (fd >= 0)
+		return fd;
+	fd = try_connect(SRD_SOCKET_DEFAULT, &holder);
+	if (!squatted(fd, holder) && !nobody_there(fd))
+		return fd;
+	if (!squatted(fd, holder) && geteuid() == 0) {
+		fd = start_and_connect(SRD_SOCKET_DEFAULT, &holder);
+		if (!squatted(fd, holder))
+			return fd;
+	}
+	if (squatted(fd, holder))
+		note_squat(&ds, SRD_SOCKET_DEFAULT, holder);
+	snprintf(own, sizeof(own), "%s.%u", SRD_SOCKET_DEFAULT,
+		 (unsigned int)geteuid());
+	ds.own = own;
+	fd = connect_own(&ds);
+	if (ds.nsq)
+		warn_squat(&ds, fd);
+	return fd;
+}
+
+/* The daemon SOFTRDMA_SOCKET names (ignored in a set-uid program), else
+ * the default one. */
 static int connect_or_start(void)
 {
 	const char *name = socket_env();
-	char own[64];
+	uid_t holder;
 	int fd;
 
-	if (!name) {
-		fd = try_connect(SRD_SOCKET_DEFAULT);
-		if (!nobody_there(fd))
-			return fd;
-		if (geteuid() == 0)
-			return start_and_connect(SRD_SOCKET_DEFAULT);
-		snprintf(own, sizeof(own), "%s.%u", SRD_SOCKET_DEFAULT,
-			 (unsigned int)geteuid());
-		name = own;
-	}
-	fd = try_connect(name);
-	if (!nobody_there(fd))
-		return fd;
-	return start_and_connect(name);
+	if (!name)
+		return connect_default();
+	fd = try_connect(name, &holder);
+	if (nobody_there(fd))
+		fd = start_and_connect(name, &holder);
+	if (squatted(fd, holder))
+		fprintf(stderr,
+			"softrdma: refusing the device daemon on socket @%s: "
+			"it runs as uid %u, not as root or as uid %u\n",
+			name, (unsigned int)holder, (unsigned int)geteuid());
+	return fd;
 }
 
 int srd_conn_open(struct srd_conn *c)

@@ -13,8 +13,10 @@
  * Start the daemon at path (looked up in PATH when search) serving the
  * abstract socket name, detached: a session of its own, /dev/null for
  * stdin, stdout and stderr and no other descriptor of ours (a test harness
- * waits for its pipes to close), exiting after ten idle minutes.  Returns
- * its first pid or -errno.
+ * waits for its pipes to close), exiting after ten idle minutes.  In a
+ * set-uid or set-capability program (AT_SECURE) the daemon gets an empty
+ * environment and PATH is never searched (-ENOENT).  Returns its first pid
+ * or -errno.
  */
 pid_t srd_daemon_spawn(const char *path, bool search, const char *name);
 

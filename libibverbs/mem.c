@@ -37,7 +37,7 @@ static int open_procmem(void)
  */
 int srd_mem_access_open(uint32_t *kind)
 {
-	const char *env = getenv("SOFTRDMA_MEM_ACCESS");
+	const char *env = secure_getenv("SOFTRDMA_MEM_ACCESS");
 	int fd = -1;
 
 	*kind = SRD_MEM_NONE;

@@ -208,7 +208,7 @@ static int uffd_open(void)
 
 static enum srd_move_guard guard_probe(void)
 {
-	const char *env = getenv("SOFTRDMA_MOVE_GUARD");
+	const char *env = secure_getenv("SOFTRDMA_MOVE_GUARD");
 	int fd;
 
 	if (env && !strcmp(env, "none"))

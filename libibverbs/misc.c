@@ -105,14 +105,15 @@ LIB_EXPORT int ibv_dofork_range(void *base, size_t size)
 static char sysfs_path[4096] = "/sys";
 static pthread_once_t sysfs_path_once = PTHREAD_ONCE_INIT;
 
-/* Read once, as rdma-core does; $SYSFS_PATH only when not set-uid. */
+/* Read once, as rdma-core does; $SYSFS_PATH only when not set-uid (nor
+ * set-capability: AT_SECURE). */
 static void sysfs_path_init(void)
 {
 	const char *env = NULL;
 	size_t len;
 
 	if (getuid() == geteuid())
-		env = getenv("SYSFS_PATH");
+		env = secure_getenv("SYSFS_PATH");
 	if (!env || !*env)
 		return;
 	len = strnlen(env, sizeof(sysfs_path) - 1);

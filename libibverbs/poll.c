@@ -143,7 +143,7 @@ static int poll_yield_enabled(void)
 
 	if (on >= 0)
 		return on;
-	env = getenv("SOFTRDMA_POLL_YIELD");
+	env = secure_getenv("SOFTRDMA_POLL_YIELD");
 	if (env && (env[0] == '0' || env[0] == '1'))
 		on = env[0] == '1';
 	else
@@ -172,7 +172,7 @@ static uint64_t env_ns(const char *name, uint64_t dflt, _Atomic uint64_t *cache)
 	if (v)
 		return v - 1;
 	v = dflt;
-	env = getenv(name);
+	env = secure_getenv(name);
 	if (env && *env) {
 		unsigned long long us = strtoull(env, &end, 10);
 

@@ -17,7 +17,7 @@ static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 static int env_int(const char *name)
 {
-	const char *v = getenv(name);
+	const char *v = secure_getenv(name);
 
 	return v ? (int)strtol(v, NULL, 0) : 0;
 }

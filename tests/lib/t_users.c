@@ -3,10 +3,14 @@
  * Real users for tests of what one user may do to another (root only).
  */
 #include <grp.h>
+#include <net/if.h>
 #include <pwd.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "t_util.h"
@@ -37,4 +41,20 @@ void t_become(uid_t uid)
 	if (setgroups(0, NULL) || setgid(uid) || setuid(uid) ||
 	    prctl(PR_SET_DUMPABLE, 1, 0, 0, 0))
 		_exit(3);
+}
+
+void t_own_netns(void)
+{
+	struct ifreq ifr = { .ifr_name = "lo" };
+	int fd;
+
+	if (unshare(CLONE_NEWNET))
+		t_skip("unshare(CLONE_NEWNET): %s", t_errname(errno));
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || ioctl(fd, SIOCGIFFLAGS, &ifr))
+		T_FAIL("lo of the new namespace: %s", strerror(errno));
+	ifr.ifr_flags |= IFF_UP;
+	if (ioctl(fd, SIOCSIFFLAGS, &ifr))
+		T_FAIL("lo up: %s", strerror(errno));
+	close(fd);
 }

@@ -311,5 +311,10 @@ uid_t t_user(const char *name);
 /* In a child: drop every group and become uid (gid = uid); exit 3 if the
  * kernel refuses. */
 void t_become(uid_t uid);
+/* Root: this process (and the children it makes from now on) in a network
+ * namespace of its own, lo up.  Abstract socket names are per namespace:
+ * the test may bind the default ones without touching the machine's
+ * daemons.  Skips if the kernel refuses. */
+void t_own_netns(void);
 
 #endif

@@ -44,9 +44,15 @@ def as_user(argv):
 
 
 def own_daemons():
+    """Per-user daemons of this network namespace (those of others' tests
+    serve names of their own namespaces)."""
     found = []
+    here = os.readlink("/proc/self/ns/net")
     for d in glob.glob("/proc/[0-9]*/cmdline"):
         try:
+            if os.readlink(os.path.join(os.path.dirname(d),
+                                        "ns/net")) != here:
+                continue
             with open(d, "rb") as f:
                 argv = f.read().split(b"\0")
         except OSError:
