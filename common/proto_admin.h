@@ -193,9 +193,10 @@ enum {
  * RES_USAGE: what each client and each user holds against its limits
  * (daemon/core/limits.h), clients first, then users.  The cursor counts rows.
  * n[] is indexed by enum srd_res: pd mr cq qp srq ah mw dm channel maps
- * mr_bytes.
+ * mr_bytes xrcd dm_bytes clients fds.  Root and the daemon's own user get
+ * every row, anyone else the rows of its own uid.
  */
-#define SRD_ADMIN_USAGE_NRES 11
+#define SRD_ADMIN_USAGE_NRES 15
 enum {
 	SRD_ADMIN_USAGE_CLIENT,
 	SRD_ADMIN_USAGE_USER,

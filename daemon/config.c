@@ -6,10 +6,15 @@
  *
  *	link add NAME [type softrdma] netdev IFACE
  *	limit client|user RESOURCE VALUE
+ *	limit reserve fds VALUE
  *
- * RESOURCE is pd, mr, cq, qp, srq, ah, mw, dm, channel (objects), maps
- * (the daemon's memory mappings) or mr_bytes (registered bytes); VALUE a
- * number with an optional K, M, G or T (powers of 1024), or "unlimited".
+ * RESOURCE is pd, mr, cq, qp, srq, ah, mw, dm, channel, xrcd (objects),
+ * maps (the daemon's memory mappings), mr_bytes (registered bytes),
+ * dm_bytes (device memory), clients (connections: a user's only) or fds
+ * (descriptors the daemon holds); VALUE a number with an optional K, M, G
+ * or T (powers of 1024), or "unlimited".  The reserve is the descriptors
+ * ordinary users' clients leave to root, the daemon's user and users'
+ * first contexts (daemon/core/limits.c).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -107,14 +112,22 @@ static int config_limit(struct srd_config *cfg, char **words, int n,
 	char *end;
 	int res;
 
-	if (n != 4 || (strcmp(words[1], "client") && strcmp(words[1], "use"
-								      "r"))) {
-		*why = "expected \"limit client|user RESOURCE VALUE\"";
+	if (n != 4 || (strcmp(words[1], "client") && strcmp(words[1], "user") &&
+		       strcmp(words[1], "reserve"))) {
+		*why = "expected \"limit client|user|reserve RESOURCE VALUE\"";
 		return -EINVAL;
 	}
 	res = limits_res_by_name(words[2]);
 	if (res < 0) {
 		*why = "limit: unknown resource";
+		return -EINVAL;
+	}
+	if (!strcmp(words[1], "reserve") && res != SRD_RES_FDS) {
+		*why = "limit reserve: only fds has a reserve";
+		return -EINVAL;
+	}
+	if (!strcmp(words[1], "client") && res == SRD_RES_CLIENTS) {
+		*why = "limit client clients: a client is one connection";
 		return -EINVAL;
 	}
 	if (!strcmp(words[3], "unlimited")) {
@@ -139,6 +152,7 @@ static int config_limit(struct srd_config *cfg, char **words, int n,
 		}
 	}
 	cl.user = !strcmp(words[1], "user");
+	cl.reserve = !strcmp(words[1], "reserve");
 	cl.res = res;
 	cl.value = v;
 	l = realloc(cfg->limits, (cfg->nlimits + 1) * sizeof(*l));

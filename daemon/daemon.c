@@ -126,7 +126,9 @@ int daemon_init(struct srd_daemon *d, const struct srd_options *o,
 	for (unsigned int i = 0; o->config && i < o->config->nlimits; i++) {
 		const struct srd_config_limit *cl = &o->config->limits[i];
 
-		if (cl->user)
+		if (cl->reserve)
+			d->limits.fd_reserve = cl->value;
+		else if (cl->user)
 			d->limits.user[cl->res] = cl->value;
 		else
 			d->limits.client[cl->res] = cl->value;

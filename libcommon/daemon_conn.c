@@ -10,6 +10,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <spawn.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -475,6 +476,37 @@ static int connect_or_start(void)
 	return fd;
 }
 
+/*
+ * A daemon at a limit answers the HELLO before it is sent and closes: our
+ * send then fails, but its answer waits in the socket.  -EIO when there is
+ * none (the daemon went away).
+ */
+static int refusal(int fd)
+{
+	struct srd_msg_hdr h;
+
+	if (recv(fd, &h, sizeof(h), MSG_DONTWAIT) == (ssize_t)sizeof(h) &&
+	    h.op == SRD_CMD_HELLO && h.status < 0)
+		return h.status;
+	return -EIO;
+}
+
+/* Once per process: an empty device list alone would not say why. */
+static void say_refused(int err)
+{
+	static atomic_flag said = ATOMIC_FLAG_INIT;
+
+	if (atomic_flag_test_and_set(&said))
+		return;
+	fprintf(stderr,
+		"softrdma: the device daemon refused a connection of uid %u: "
+		"%s (see `softrdma resource show usage`)\n",
+		(unsigned int)geteuid(),
+		err == -EMFILE ? "this user's connections or descriptors "
+				 "are at their limit"
+			       : "the daemon's descriptors are taken");
+}
+
 int srd_conn_open(struct srd_conn *c)
 {
 	struct srd_hello_req req = { .version = SRD_PROTO_VERSION,
@@ -497,6 +529,10 @@ int srd_conn_open(struct srd_conn *c)
 	c->owner_pid = getpid();
 	c->daemon_pid = 0;
 	ret = srd_cmd(c, &a);
+	if (ret == -EIO)
+		ret = refusal(c->fd);
+	if (ret == -EMFILE || ret == -ENFILE)
+		say_refused(ret);
 	if (!ret && rep.version != SRD_PROTO_VERSION)
 		ret = -EPROTO;
 	if (ret) {

@@ -35,10 +35,11 @@ void counters_qp_retire(struct srd_qp *qp);
 
 /*
  * Fill out[0..max) with the CM identifiers from cursor start on (those of
- * device dev_index only, unless it is SRD_ADMIN_ALL); *next is the cursor
- * of the first one left out, SRD_ADMIN_END if none.  Returns how many.
+ * device dev_index only, unless it is SRD_ADMIN_ALL) that who's pid
+ * namespace sees; *next is the cursor of the first one left out,
+ * SRD_ADMIN_END if none.  Returns how many.
  */
-uint32_t cm_admin_list_ids(struct srd_daemon *d, uint32_t start,
+uint32_t cm_admin_list_ids(const struct srd_client *who, uint32_t start,
 			   uint32_t dev_index, struct srd_admin_cm_id_info *out,
 			   uint32_t max, uint32_t *next);
 

@@ -25,19 +25,24 @@ static bool dev_match(uint32_t want, const struct srd_device *dev)
 	return want == SRD_ADMIN_ALL || want == dev_of(dev);
 }
 
-static uint32_t pid_of(const struct srd_client *c)
+/* The owner's pid as the caller sees it.  As the kernel lists objects
+ * only to a caller whose pid namespace sees their process, an object of
+ * a process the caller's namespace does not see is not listed (false). */
+static bool owner_seen(const struct srd_client *who,
+		       const struct srd_client *owner, uint32_t *pid)
 {
-	return c ? (uint32_t)c->pid : 0;
+	*pid = owner ? (uint32_t)client_pid_seen_by(owner, who) : 0;
+	return !owner || *pid;
 }
 
-/* Keys and addresses are shown to the daemon's own user and root, as the
- * kernel shows them to CAP_NET_ADMIN only, and to the object's owner:
- * another user of a shared daemon who learnt an rkey and an address could
- * reach the memory behind it. */
-static bool may_see_keys(const struct srd_client *who,
-			 const struct srd_client *owner)
+/* Keys (lkey, rkey, Q_Key) and addresses (addr, iova) go to the daemon's
+ * own user and root only, as the kernel gives keys to CAP_NET_ADMIN only
+ * (and addresses to nobody), the owner included: another user of a shared
+ * daemon who learnt an rkey and an address could reach the memory behind
+ * it, and the owner knows its own. */
+static bool may_see_keys(const struct srd_client *who)
 {
-	return admin_may_change(who) == 0 || (owner && owner->uid == who->uid);
+	return admin_may_change(who) == 0;
 }
 
 static int list_table(struct srd_client *c, struct srd_req *rq,
@@ -81,11 +86,10 @@ static bool fill_pd(const struct srd_client *who, void *obj, uint32_t dev_index,
 	struct srd_admin_pd_info *e = out;
 	const struct srd_device *dev = pd->owner ? pd->owner->dev : NULL;
 
-	if (!dev_match(dev_index, dev))
+	if (!dev_match(dev_index, dev) || !owner_seen(who, pd->owner, &e->pid))
 		return false;
 	e->pdn = pd->handle;
 	e->dev_index = dev_of(dev);
-	e->pid = pid_of(pd->owner);
 	e->users = pd->refcnt;
 	e->uid = pd->owner ? pd->owner->uid : 0;
 	return true;
@@ -98,11 +102,10 @@ static bool fill_cq(const struct srd_client *who, void *obj, uint32_t dev_index,
 	struct srd_admin_cq_info *e = out;
 	const struct srd_device *dev = cq->owner ? cq->owner->dev : NULL;
 
-	if (!dev_match(dev_index, dev))
+	if (!dev_match(dev_index, dev) || !owner_seen(who, cq->owner, &e->pid))
 		return false;
 	e->cqn = cq->handle;
 	e->dev_index = dev_of(dev);
-	e->pid = pid_of(cq->owner);
 	e->cqe = cq->cqe;
 	e->entries = cq->entries;
 	e->users = cq->refcnt;
@@ -117,16 +120,16 @@ static bool fill_mr(const struct srd_client *who, void *obj, uint32_t dev_index,
 	const struct srd_mr *mr = obj;
 	struct srd_admin_mr_info *e = out;
 
-	if (!dev_match(dev_index, mr->dev))
+	if (!dev_match(dev_index, mr->dev) ||
+	    !owner_seen(who, mr->owner, &e->pid))
 		return false;
 	e->mrn = mr->handle;
 	e->dev_index = dev_of(mr->dev);
-	e->pid = pid_of(mr->owner);
 	e->pdn = mr->pd ? mr->pd->handle : SRD_ADMIN_END;
 	e->access = (uint32_t)mr->access;
 	e->flags = mr->pvm ? SRD_ADMIN_MR_F_PVM : 0;
 	e->length = mr->length;
-	if (!may_see_keys(who, mr->owner)) {
+	if (!may_see_keys(who)) {
 		e->flags |= SRD_ADMIN_MR_F_NOKEYS;
 		return true;
 	}
@@ -144,11 +147,11 @@ static bool fill_qp(const struct srd_client *who, void *obj, uint32_t dev_index,
 	struct srd_admin_qp_info *e = out;
 	struct ibv_qp_attr attr = qp->attr;
 
-	if (!dev_match(dev_index, qp->dev))
+	if (!dev_match(dev_index, qp->dev) ||
+	    !owner_seen(who, qp->owner, &e->pid))
 		return false;
 	e->qpn = qp->qpn;
 	e->dev_index = dev_of(qp->dev);
-	e->pid = pid_of(qp->owner);
 	e->type = qp->type;
 	e->state = attr.qp_state;
 	e->sq_psn = attr.sq_psn;
@@ -165,7 +168,7 @@ static bool fill_qp(const struct srd_client *who, void *obj, uint32_t dev_index,
 	e->max_send_sge = qp->cap.max_send_sge;
 	e->max_recv_sge = qp->cap.max_recv_sge;
 	e->max_inline_data = qp->cap.max_inline_data;
-	if (may_see_keys(who, qp->owner))
+	if (may_see_keys(who))
 		e->qkey = attr.qkey;
 	else
 		e->flags |= SRD_ADMIN_QP_F_NOKEYS;
@@ -213,7 +216,7 @@ int cmd_admin_res_cm_id(struct srd_client *c, struct srd_req *rq,
 	rep = rep_payload(
 		rp, sizeof(*rep) + max * sizeof(struct srd_admin_cm_id_info));
 	rep->next = SRD_ADMIN_END;
-	n = cm_admin_list_ids(c->d, req->start, req->dev_index,
+	n = cm_admin_list_ids(c, req->start, req->dev_index,
 			      (struct srd_admin_cm_id_info *)(rep + 1), max,
 			      &rep->next);
 	if (n > max)
@@ -221,6 +224,13 @@ int cmd_admin_res_cm_id(struct srd_client *c, struct srd_req *rq,
 	rep->count = n;
 	rp->len = sizeof(*rep) + n * sizeof(struct srd_admin_cm_id_info);
 	return 0;
+}
+
+/* A user's usage is its own business: root and the daemon's own user
+ * see every row, anyone else its own uid's. */
+static bool usage_shown(const struct srd_client *who, uid_t uid)
+{
+	return admin_may_change(who) == 0 || who->uid == uid;
 }
 
 /* Clients then users, row by row from the cursor. */
@@ -243,7 +253,10 @@ int cmd_admin_res_usage(struct srd_client *c, struct srd_req *rq,
 		const struct srd_client *o =
 			list_entry(it, struct srd_client, node);
 
-		if (!o->user || row++ < req->start)
+		uint32_t pid;
+
+		if (!o->user || !usage_shown(c, o->uid) ||
+		    !owner_seen(c, o, &pid) || row++ < req->start)
 			continue;
 		if (n == max) {
 			rep->next = row - 1;
@@ -251,7 +264,7 @@ int cmd_admin_res_usage(struct srd_client *c, struct srd_req *rq,
 		}
 		memset(&e[n], 0, sizeof(e[n]));
 		e[n].kind = SRD_ADMIN_USAGE_CLIENT;
-		e[n].pid = (uint32_t)o->pid;
+		e[n].pid = pid;
 		e[n].uid = (uint32_t)o->uid;
 		memcpy(e[n].comm, o->comm, sizeof(e[n].comm));
 		memcpy(e[n].n, o->usage.n, sizeof(e[n].n));
@@ -262,7 +275,7 @@ int cmd_admin_res_usage(struct srd_client *c, struct srd_req *rq,
 		const struct srd_user *u =
 			list_entry(it, struct srd_user, node);
 
-		if (row++ < req->start)
+		if (!usage_shown(c, u->uid) || row++ < req->start)
 			continue;
 		if (n == max) {
 			rep->next = row - 1;

@@ -102,8 +102,10 @@ void cm_client_gone(struct srd_client *c)
 	if (!c->d->cm)
 		return;
 	ch = cm_chan_of(c->d->cm, c);
-	if (ch)
-		cm_chan_destroy(ch);
+	if (!ch)
+		return;
+	cm_chan_destroy(ch);
+	limits_uncharge(c, SRD_RES_FDS, 2);
 }
 
 static uint32_t list_count(const struct list_head *h)
@@ -215,11 +217,11 @@ static void fill(const struct cma_id *id, struct srd_admin_cm_id_info *e)
 	admin_addr(&id->dst, &e->dst);
 }
 
-uint32_t cm_admin_list_ids(struct srd_daemon *d, uint32_t start,
+uint32_t cm_admin_list_ids(const struct srd_client *who, uint32_t start,
 			   uint32_t dev_index, struct srd_admin_cm_id_info *out,
 			   uint32_t max, uint32_t *next)
 {
-	struct srd_cm *cm = d->cm;
+	struct srd_cm *cm = who->d->cm;
 	uint32_t n = 0;
 
 	*next = SRD_ADMIN_END;
@@ -231,14 +233,22 @@ uint32_t cm_admin_list_ids(struct srd_daemon *d, uint32_t start,
 
 		if (!id)
 			continue;
+		const struct srd_client *owner = id->chan ? id->chan->c : NULL;
+		pid_t pid = owner ? client_pid_seen_by(owner, who) : 0;
+
 		if (dev_index != SRD_ADMIN_ALL &&
 		    (!id->port || cm_port_dev(id->port)->index != dev_index))
+			continue;
+		/* As the objects' listings: only what who's pid namespace
+		 * sees, with the pid it sees. */
+		if (owner && !pid)
 			continue;
 		if (n == max) {
 			*next = h;
 			break;
 		}
-		fill(id, &out[n++]);
+		fill(id, &out[n]);
+		out[n++].pid = (uint32_t)pid;
 	}
 	return n;
 }

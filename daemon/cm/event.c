@@ -38,16 +38,24 @@ struct cm_chan *cm_chan_of(struct srd_cm *cm, const struct srd_client *c)
 int cm_chan_open(struct srd_cm *cm, struct srd_client *c, int *fd)
 {
 	struct cm_chan *ch;
-	int sv[2];
+	int sv[2], err;
 
 	if (cm_chan_of(cm, c))
 		return -EINVAL;
+	/* Both ends stay with the daemon (the library gets a copy). */
+	err = limits_charge(c, SRD_RES_FDS, 2);
+	if (err)
+		return err;
 	ch = calloc(1, sizeof(*ch));
-	if (!ch)
+	if (!ch) {
+		limits_uncharge(c, SRD_RES_FDS, 2);
 		return -ENOMEM;
+	}
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv)) {
+		err = -errno;
+		limits_uncharge(c, SRD_RES_FDS, 2);
 		free(ch);
-		return -errno;
+		return err;
 	}
 	/* The library's end blocks until the application says otherwise;
 	 * the daemon never blocks on either (MSG_DONTWAIT). */

@@ -10,7 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <linux/nsfs.h>
 #include <unistd.h>
 
 #include "common/msg.h"
@@ -40,12 +43,95 @@ static void client_comm(struct srd_client *c)
 		c->comm[n - 1] = '\0';
 }
 
+/* The NSpid line of the process's status: its pid from the daemon's
+ * namespace down to its own.  Returns how many, 0 if unknown. */
+static uint32_t client_nspids(pid_t pid, pid_t *out)
+{
+	char path[64], line[256];
+	uint32_t n = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		char *p = line + 6, *end;
+
+		if (strncmp(line, "NSpid:", 6))
+			continue;
+		for (;;) {
+			long v = strtol(p, &end, 10);
+
+			if (end == p || n == SRD_NS_DEPTH)
+				break;
+			out[n++] = (pid_t)v;
+			p = end;
+		}
+		break;
+	}
+	fclose(f);
+	return n;
+}
+
+/* Which pid namespaces the client is in (struct srd_client).  Unknown
+ * (no /proc): ns_depth 0, and listings treat it as the daemon's. */
+static void client_pidns(struct srd_client *c)
+{
+	pid_t outer_first[SRD_NS_DEPTH];
+	uint32_t n = c->pid ? client_nspids(c->pid, outer_first) : 0;
+	char path[64];
+	struct stat st;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int)c->pid);
+	fd = n ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+	for (uint32_t i = 0; fd >= 0 && i < n; i++) {
+		int up;
+
+		if (fstat(fd, &st))
+			break;
+		c->ns_ino[i] = st.st_ino;
+		c->ns_pid[i] = outer_first[n - 1 - i];
+		c->ns_depth = i + 1;
+		/* EPERM above the daemon's own namespace: the end. */
+		up = ioctl(fd, NS_GET_PARENT);
+		close(fd);
+		fd = up;
+	}
+	if (fd >= 0)
+		close(fd);
+}
+
+pid_t client_pid_seen_by(const struct srd_client *owner,
+			 const struct srd_client *who)
+{
+	if (!owner->ns_depth || !who->ns_depth)
+		return owner->pid;
+	for (uint32_t i = 0; i < owner->ns_depth; i++)
+		if (owner->ns_ino[i] == who->ns_ino[0])
+			return owner->ns_pid[i];
+	return 0;
+}
+
+/* Over a limit at accept: the reply to the HELLO the library is about to
+ * send, queued before the close, says why (it reads it even when its own
+ * send met the closed socket). */
+static void client_refuse(int fd, int err)
+{
+	struct srd_msg_hdr h = { .op = SRD_CMD_HELLO, .status = err };
+
+	if (srd_msg_send(fd, &h, NULL, NULL, 0) < 0)
+		srd_log(SRD_LOG_DEBUG, "refusal not sent");
+}
+
 static void client_new(struct srd_daemon *d, int fd)
 {
 	struct epoll_event ev = { .events = EPOLLIN };
 	struct srd_client *c = calloc(1, sizeof(*c));
 	struct ucred cred;
 	socklen_t clen = sizeof(cred);
+	int err;
 
 	if (!c) {
 		close(fd);
@@ -77,7 +163,10 @@ static void client_new(struct srd_daemon *d, int fd)
 		c->cred = true;
 	}
 	client_comm(c);
-	if (limits_client_add(c)) {
+	client_pidns(c);
+	err = limits_client_add(c);
+	if (err) {
+		client_refuse(fd, err);
 		client_mem_put(c->mem);
 		close(fd);
 		free(c);

@@ -233,8 +233,8 @@ static int mem_access_take(struct srd_client *c, const struct srd_req *rq,
 	return 0;
 }
 
-int cmd_open_device(struct srd_client *c, struct srd_req *rq,
-		    struct srd_rep *rp)
+static int open_device(struct srd_client *c, struct srd_req *rq,
+		       struct srd_rep *rp)
 {
 	const struct srd_open_device_req *req = rq->data;
 	struct srd_open_device_rep *rep;
@@ -311,4 +311,37 @@ int cmd_open_device(struct srd_client *c, struct srd_req *rq,
 	rep_add_fd(rp, c->d->doorbell_fd, true);
 	rep_add_fd(rp, c->d->dev_page_fd, true);
 	return 0;
+}
+
+/* What the daemon keeps of an open context: its async pipe's write end
+ * and the files the client hands over (trace, mem, maps). */
+static uint64_t open_fds(const struct srd_open_device_req *req)
+{
+	return 1 + (req->trace_flags ? 1 : 0) +
+	       (req->mem_access != SRD_MEM_NONE ? 1 : 0) +
+	       (req->flags & SRD_OPEN_F_MAPS ? 1 : 0);
+}
+
+static uint64_t kept_fds(const struct srd_client *c)
+{
+	return (c->async_wfd >= 0) + (c->trace_fd >= 0) + (c->mem->fd >= 0) +
+	       (c->mem->maps_fd >= 0);
+}
+
+int cmd_open_device(struct srd_client *c, struct srd_req *rq,
+		    struct srd_rep *rp)
+{
+	const struct srd_open_device_req *req = rq->data;
+	uint64_t n = open_fds(req), kept;
+	int err;
+
+	/* Charged before anything is taken, so that over the limit the
+	 * client gets EMFILE (or ENFILE) and the daemon keeps nothing. */
+	err = limits_charge(c, SRD_RES_FDS, n);
+	if (err)
+		return err;
+	err = open_device(c, rq, rp);
+	kept = err ? 0 : kept_fds(c);
+	limits_uncharge(c, SRD_RES_FDS, n > kept ? n - kept : 0);
+	return err;
 }

@@ -347,6 +347,8 @@ struct srd_client_mem {
 	int maps_fd;
 };
 
+#define SRD_NS_DEPTH 8
+
 /*
  * A context: one command connection.  An importer's connection (OPEN_DEVICE
  * with SRD_OPEN_F_IMPORT) is a client of its own (its process, memory
@@ -373,13 +375,19 @@ struct srd_client {
 	dev_t cmd_dev;
 	ino_t cmd_ino;
 	bool dead;
-	bool hello; /* HELLO accepted */
-	uid_t uid;  /* from SO_PEERCRED */
+	bool hello;    /* HELLO accepted */
+	uid_t uid;     /* from SO_PEERCRED */
+	bool cred;     /* ... which the kernel gave */
+	char comm[16]; /* the process's name, for listings */
 	/* Who sent the request being served on this connection (its
 	 * SCM_CREDENTIALS): what administration rights are judged on. */
 	struct srd_msg_cred sender;
-	bool cred;		/* ... which the kernel gave */
-	char comm[16];		/* the process's name, for listings */
+	/* Its pid namespaces, its own first, up to the daemon's, and its
+	 * pid in each: a listing shows another's objects only to a caller
+	 * whose namespace sees the owner, with the pid it sees. */
+	uint64_t ns_ino[SRD_NS_DEPTH];
+	pid_t ns_pid[SRD_NS_DEPTH];
+	uint32_t ns_depth;
 	struct srd_usage usage; /* what it holds (limits.c) */
 	struct srd_user *user;
 };

@@ -162,9 +162,11 @@ struct srd_config_link {
 	char netdev[SRD_DEV_NAME_MAX];
 	unsigned int line;
 };
-/* "limit client|user RESOURCE VALUE" (daemon/core/limits.h). */
+/* "limit client|user RESOURCE VALUE", "limit reserve fds VALUE"
+ * (daemon/core/limits.h). */
 struct srd_config_limit {
 	bool user;
+	bool reserve;
 	int res; /* enum srd_res */
 	uint64_t value;
 };

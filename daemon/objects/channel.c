@@ -22,14 +22,22 @@ int cmd_create_comp_channel(struct srd_client *c, struct srd_req *rq,
 {
 	struct srd_comp_channel *ch;
 	int64_t h;
-	int p[2];
+	int p[2], err;
 
+	/* The write end stays with the daemon. */
+	err = limits_charge(c, SRD_RES_FDS, 1);
+	if (err)
+		return err;
 	ch = calloc(1, sizeof(*ch));
-	if (!ch)
+	if (!ch) {
+		limits_uncharge(c, SRD_RES_FDS, 1);
 		return -ENOMEM;
+	}
 	if (pipe2(p, O_CLOEXEC)) {
+		err = -errno;
+		limits_uncharge(c, SRD_RES_FDS, 1);
 		free(ch);
-		return -errno;
+		return err;
 	}
 	/* Events are dropped rather than block the device when the pipe is
 	 * full: one pending event per armed CQ is all a reader needs. */
@@ -38,6 +46,7 @@ int cmd_create_comp_channel(struct srd_client *c, struct srd_req *rq,
 	if (h < 0) {
 		close(p[0]);
 		close(p[1]);
+		limits_uncharge(c, SRD_RES_FDS, 1);
 		free(ch);
 		return h;
 	}
@@ -52,6 +61,7 @@ int cmd_create_comp_channel(struct srd_client *c, struct srd_req *rq,
 void channel_destroy(struct srd_comp_channel *ch)
 {
 	close(ch->wfd);
+	limits_uncharge(ch->owner, SRD_RES_FDS, 1);
 	res_free(ch->owner->d, ch->owner, SRD_RES_CHANNEL, ch->handle);
 	free(ch);
 }

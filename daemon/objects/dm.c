@@ -22,6 +22,12 @@ struct srd_dm *dm_get(struct srd_client *c, uint32_t handle)
 	return dm && dm->owner == c ? dm : NULL;
 }
 
+static void dm_uncharge(struct srd_client *c, uint64_t charged)
+{
+	limits_uncharge(c, SRD_RES_FDS, 1);
+	limits_uncharge(c, SRD_RES_DM_BYTES, charged);
+}
+
 int cmd_alloc_dm(struct srd_client *c, struct srd_req *rq, struct srd_rep *rp)
 {
 	const struct srd_alloc_dm_req *req = rq->data;
@@ -31,7 +37,7 @@ int cmd_alloc_dm(struct srd_client *c, struct srd_req *rq, struct srd_rep *rp)
 	struct srd_dm *dm;
 	void *map;
 	int64_t h;
-	int fd;
+	int fd, err;
 
 	if (!req->length || req->length > dev->caps_ex.max_dm_size ||
 	    req->log_align_req > DM_MAX_LOG_ALIGN || req->rsvd)
@@ -44,14 +50,28 @@ int cmd_alloc_dm(struct srd_client *c, struct srd_req *rq, struct srd_rep *rp)
 	dm = calloc(1, sizeof(*dm));
 	if (!dm)
 		return -ENOMEM;
+	/* A user's share of the device's memory, and the memfd kept. */
+	err = limits_charge(c, SRD_RES_DM_BYTES, charged);
+	if (err) {
+		free(dm);
+		return err;
+	}
+	err = limits_charge(c, SRD_RES_FDS, 1);
+	if (err) {
+		limits_uncharge(c, SRD_RES_DM_BYTES, charged);
+		free(dm);
+		return err;
+	}
 	h = res_alloc(c, SRD_RES_DM, dm);
 	if (h < 0) {
+		dm_uncharge(c, charged);
 		free(dm);
 		return h;
 	}
 	fd = shm_create("softrdma-dm", map_len, 0, &map);
 	if (fd < 0) {
 		res_free(c->d, c, SRD_RES_DM, h);
+		dm_uncharge(c, charged);
 		free(dm);
 		return fd;
 	}
@@ -76,6 +96,7 @@ void dm_destroy(struct srd_dm *dm)
 	munmap(dm->map, dm->map_len);
 	close(dm->fd);
 	dm->dev->dm_used -= dm->charged;
+	dm_uncharge(dm->owner, dm->charged);
 	res_free(dm->owner->d, dm->owner, SRD_RES_DM, dm->handle);
 	free(dm);
 }

@@ -23,10 +23,6 @@
 
 #include "daemon/core/core.h"
 
-/* Handles one context may hold (uverbs has no limit; this keeps one
- * client from filling the table). */
-#define XRCD_MAX_PER_CLIENT 1024
-
 struct srd_xrcd_handle *xrcd_get(struct srd_client *c, uint32_t handle)
 {
 	struct srd_xrcd_handle *xh = table_get(&c->d->xrcds, handle);
@@ -71,19 +67,6 @@ static void xrcd_free(struct srd_xrcd *x)
 	free(x);
 }
 
-static uint32_t xrcd_count(struct srd_client *c)
-{
-	struct srd_table *t = &c->d->xrcds;
-	uint32_t n = 0;
-
-	for (uint32_t i = t->first; i < table_end(t); i++) {
-		struct srd_xrcd_handle *xh = table_get(t, i);
-
-		n += xh && xh->owner == c;
-	}
-	return n;
-}
-
 int cmd_open_xrcd(struct srd_client *c, struct srd_req *rq, struct srd_rep *rp)
 {
 	const struct srd_open_xrcd_req *req = rq->data;
@@ -109,14 +92,20 @@ int cmd_open_xrcd(struct srd_client *c, struct srd_req *rq, struct srd_rep *rp)
 	} else if (rq->nfds) {
 		return -EINVAL;
 	}
-	if (xrcd_count(c) >= XRCD_MAX_PER_CLIENT)
-		return -ENOMEM;
+	/* uverbs has no limit of its own; a share of the table per client
+	 * and per user keeps one from filling it (limits.c). */
+	err = limits_charge(c, SRD_RES_XRCD, 1);
+	if (err)
+		return err;
 	xh = calloc(1, sizeof(*xh));
-	if (!xh)
+	if (!xh) {
+		limits_uncharge(c, SRD_RES_XRCD, 1);
 		return -ENOMEM;
+	}
 	if (!x) {
 		x = calloc(1, sizeof(*x));
 		if (!x) {
+			limits_uncharge(c, SRD_RES_XRCD, 1);
 			free(xh);
 			return -ENOMEM;
 		}
@@ -135,6 +124,7 @@ int cmd_open_xrcd(struct srd_client *c, struct srd_req *rq, struct srd_rep *rp)
 	if (h < 0) {
 		if (!x->opens)
 			xrcd_free(x);
+		limits_uncharge(c, SRD_RES_XRCD, 1);
 		free(xh);
 		return h;
 	}
@@ -151,6 +141,7 @@ void xrcd_handle_destroy(struct srd_xrcd_handle *xh)
 	struct srd_xrcd *x = xh->xrcd;
 
 	table_free(&xh->owner->d->xrcds, xh->handle);
+	limits_uncharge(xh->owner, SRD_RES_XRCD, 1);
 	if (--x->opens == 0)
 		xrcd_free(x);
 	free(xh);

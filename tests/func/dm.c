@@ -102,6 +102,9 @@ int main(void)
 	uint64_t v;
 	struct t_dev d;
 
+	/* The whole device in one client: past a user's share. */
+	t_config("limit client dm_bytes unlimited\n"
+		 "limit user dm_bytes unlimited\n");
 	t_init("dm");
 	t_dev_open(&d);
 	T_OK(ibv_query_device_ex(d.ctx, NULL, &ax));

@@ -44,6 +44,9 @@ int main(void)
 	struct ibv_dm *dm;
 	int seen = 0, before;
 
+	/* The whole device in one client: past a user's share. */
+	t_config("limit client dm_bytes unlimited\n"
+		 "limit user dm_bytes unlimited\n");
 	t_init("dm_bad_reply");
 	t_dev_open(&d);
 	T_OK(ibv_query_device_ex(d.ctx, NULL, &ax));

@@ -276,3 +276,27 @@ void t_memeq_at(const char *file, int line, const void *got,
 				  what, i, len, g[i], e[i]);
 	}
 }
+
+static char *config_path;
+
+static void config_unlink(void)
+{
+	if (config_path)
+		unlink(config_path);
+}
+
+void t_config(const char *text)
+{
+	static char path[] = "/tmp/srd-config-XXXXXX";
+	size_t len = strlen(text);
+	int fd = mkstemp(path);
+
+	T_ASSERT(fd >= 0);
+	T_EQ(write(fd, text, len), (ssize_t)len);
+	close(fd);
+	/* The daemon reads it when it starts, which the test's first
+	 * connection does; then it can go. */
+	setenv("SOFTRDMA_CONFIG", path, 1);
+	config_path = path;
+	atexit(config_unlink);
+}

@@ -44,6 +44,8 @@
 /* Test life cycle and reporting                                       */
 
 void t_init(const char *name);
+/* Before t_init(): the daemon reads text as its configuration file. */
+void t_config(const char *text);
 /* The watchdog's seconds: T_WATCHDOG_S unless SRD_TEST_WATCHDOG_S says. */
 unsigned int t_watchdog_s(void);
 

@@ -143,8 +143,8 @@ static void show_mr(const struct dev_list *l, const struct srd_admin_mr_info *m)
 	out_obj_open();
 	out_dev(l, m->dev_index);
 	out_uint("mrn", "mrn %s ", m->mrn);
-	/* Another user's keys are not shown (as rdma-tool shows them only
-	 * with CAP_NET_ADMIN). */
+	/* Keys are shown to root and the daemon's user only (as rdma-tool
+	 * shows them only with CAP_NET_ADMIN). */
 	if (!(m->flags & SRD_ADMIN_MR_F_NOKEYS)) {
 		out_hex("rkey", "rkey %s ", m->rkey);
 		out_hex("lkey", "lkey %s ", m->lkey);
@@ -352,8 +352,9 @@ static int show_type(const struct dev_list *l, const struct res_type *t,
 }
 
 static const char *const usage_names[SRD_ADMIN_USAGE_NRES] = {
-	"pd", "mr", "cq",      "qp",   "srq",	   "ah",
-	"mw", "dm", "channel", "maps", "mr_bytes",
+	"pd",	    "mr",   "cq",	"qp",	   "srq",
+	"ah",	    "mw",   "dm",	"channel", "maps",
+	"mr_bytes", "xrcd", "dm_bytes", "clients", "fds",
 };
 
 /* `resource show usage`: what every client and every user holds, and
