@@ -13,34 +13,19 @@
  *   execs a set-uid-root program gets EPERM for both.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <grp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "common/msg.h"
 #include "common/proto_admin.h"
 #include "t_util.h"
+#include "tests/unit/t_proto.h"
 
 static uid_t uid;
 static char suid_sleep[128]; /* a set-uid-root copy of sleep(1) */
-
-/* Become uid for good, as a program that drops root does. */
-static void drop_to(uid_t u)
-{
-	if (setgroups(0, NULL) || setresgid(u, u, u) || setresuid(u, u, u) ||
-	    prctl(PR_SET_DUMPABLE, 1, 0, 0, 0))
-		T_FAIL("dropping to uid %u: %s", (unsigned int)u,
-		       t_errname(errno));
-}
 
 /* A raw packet QP and a flow on a UD QP: both refused with EPERM. */
 static void expect_no_raw(struct ibv_context *ctx)
@@ -63,60 +48,25 @@ static void expect_no_raw(struct ibv_context *ctx)
 	T_OK(ibv_dealloc_pd(pd));
 }
 
-/* A command connection of our own to the test's daemon, after HELLO. */
-static int raw_connect(void)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	struct srd_hello_req req = { .version = SRD_PROTO_VERSION,
-				     .pid = (uint32_t)getpid() };
-	const char *name = t_socket_name();
-	size_t len = strlen(name);
-	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	struct srd_msg_hdr h = { .op = SRD_CMD_HELLO, .len = sizeof(req) };
-
-	T_ASSERT(fd >= 0 && len < sizeof(sa.sun_path) - 1);
-	memcpy(sa.sun_path + 1, name, len);
-	T_OK(connect(fd, (struct sockaddr *)&sa,
-		     (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 +
-				 len))
-		     ? errno
-		     : 0);
-	T_GT(srd_msg_send(fd, &h, &req, NULL, 0), 0);
-	return fd;
-}
-
-/* Send one request, return the reply's status. */
-static int raw_cmd(int fd, uint32_t op, const void *req, uint32_t len)
-{
-	_Alignas(8) uint8_t buf[SRD_MSG_MAX];
-	struct srd_msg_hdr h = { .op = op, .len = len };
-	int fds[SRD_MAX_FDS], nfds;
-
-	T_GT(srd_msg_send(fd, &h, req, NULL, 0), 0);
-	T_GT(srd_msg_recv(fd, buf, sizeof(buf), fds, &nfds, SRD_MAX_FDS), 0);
-	srd_close_fds(fds, nfds);
-	memcpy(&h, buf, sizeof(h));
-	return h.status;
-}
-
 /* Connected as root, then an ordinary user for good: the connection's
  * past is nothing to go by. */
 static int dropped(int sock, void *arg)
 {
 	struct srd_admin_link_add_req req = { .name = "srdcaller0",
 					      .netdev = "lo" };
-	_Alignas(8) uint8_t buf[SRD_MSG_MAX];
-	int fds[SRD_MAX_FDS], nfds, fd;
 	struct t_dev d;
+	int fd;
 
 	(void)sock;
 	(void)arg;
 	t_dev_open(&d);
-	fd = raw_connect();
-	T_GT(srd_msg_recv(fd, buf, sizeof(buf), fds, &nfds, SRD_MAX_FDS), 0);
-	drop_to(uid);
+	fd = t_connect(t_socket_name());
+	T_EQ(t_hello(fd), 0);
+	t_become(uid);
 	expect_no_raw(d.ctx);
-	T_EQ(raw_cmd(fd, SRD_ADMIN_LINK_ADD, &req, sizeof(req)), -EPERM);
+	T_EQ(t_cmd(fd, SRD_ADMIN_LINK_ADD, &req, sizeof(req), NULL, 0, NULL, 0,
+		   NULL, NULL, NULL),
+	     -EPERM);
 	close(fd);
 	t_dev_close(&d);
 	return 0;
@@ -132,7 +82,7 @@ static int root_helper(int sock, void *arg)
 	(void)arg;
 	t_dev_open(&d);
 	t_sock_send_fd(sock, d.ctx->cmd_fd, &c, 1);
-	drop_to(uid);
+	t_become(uid);
 	t_sock_sync(sock);
 	t_sock_recv(sock, &c, 1);
 	t_dev_close(&d);

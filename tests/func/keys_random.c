@@ -21,21 +21,6 @@ struct draw {
 	uint32_t qpn[NQP];
 };
 
-/* Steps of +1 (or +0) between neighbours: a counter makes n - 1. */
-static int steps(const uint32_t *v, int n, uint32_t mask, int shift)
-{
-	int s = 0;
-
-	for (int i = 1; i < n; i++) {
-		uint32_t a = (v[i - 1] >> shift) & mask;
-		uint32_t b = (v[i] >> shift) & mask;
-
-		if (b == a || b == ((a + 1) & mask))
-			s++;
-	}
-	return s;
-}
-
 static void draw(struct draw *out)
 {
 	struct ibv_qp_init_attr ia;
@@ -73,9 +58,9 @@ static void draw(struct draw *out)
 static void check_draw(const struct draw *x)
 {
 	/* A counter would give NMR - 1 steps; random bytes about 2 %. */
-	T_LT(steps(x->key, NMR, 0xff, 0), NMR / 4);
-	T_LT(steps(x->key, NMR, 0xffffff, 8), NMR / 4);
-	T_LT(steps(x->qpn, NQP, 0xffffff, 0), NQP / 2);
+	T_LT(t_counter_steps(x->key, NMR, 0xff, 0), NMR / 4);
+	T_LT(t_counter_steps(x->key, NMR, 0xffffff, 8), NMR / 4);
+	T_LT(t_counter_steps(x->qpn, NQP, 0xffffff, 0), NQP / 2);
 	for (int i = 0; i < NMR; i++)
 		for (int j = 0; j < i; j++)
 			T_NE(x->key[i], x->key[j]);

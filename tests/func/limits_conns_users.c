@@ -103,22 +103,6 @@ static void usage_as_root(void)
 	T_EQ(users, 2); /* root and B (A is gone) */
 }
 
-/* Starts the daemon with the small limit (a process can lower its own
- * hard limit but not raise it again) and keeps it busy till the end. */
-static int starter(int fd, void *arg)
-{
-	struct rlimit small = { DAEMON_FDS, DAEMON_FDS };
-	struct t_dev d;
-
-	(void)arg;
-	T_OK(setrlimit(RLIMIT_NOFILE, &small));
-	t_dev_open(&d);
-	t_sock_sync(fd);
-	t_sock_sync(fd);
-	t_dev_close(&d);
-	return 0;
-}
-
 int main(void)
 {
 	struct t_child b, a, st;
@@ -133,8 +117,7 @@ int main(void)
 	uid_a = t_user("srdtest_a");
 	uid_b = t_user("srdtest_b");
 	/* Only the daemon has the small limit: the users' own run out later. */
-	t_fork(&st, starter, NULL);
-	t_sock_sync(st.fd);
+	t_daemon_nofile(&st, DAEMON_FDS);
 	t_dev_open(&d);
 	t_fork(&b, greedy, NULL);
 	t_sock_recv(b.fd, got, sizeof(got));
@@ -148,8 +131,7 @@ int main(void)
 	T_EQ(got[3], EMFILE);
 	t_sock_sync(b.fd);
 	T_EQ(t_child_wait(&b, T_WAIT_MS), 0);
-	t_sock_sync(st.fd);
-	T_EQ(t_child_wait(&st, T_WAIT_MS), 0);
+	t_daemon_release(&st);
 	t_dev_close(&d);
 	t_pass();
 }

@@ -99,21 +99,6 @@ static uint32_t guess(uint32_t own, int i)
 	return idx << 8 | ((own + (uint32_t)k) & 0xff);
 }
 
-/* Steps of +1 (or +0) between neighbours: a counter makes n - 1. */
-static int steps(const uint32_t *v, int n, uint32_t mask, int shift)
-{
-	int s = 0;
-
-	for (int i = 1; i < n; i++) {
-		uint32_t a = (v[i - 1] >> shift) & mask;
-		uint32_t b = (v[i] >> shift) & mask;
-
-		if (b == a || b == ((a + 1) & mask))
-			s++;
-	}
-	return s;
-}
-
 /* The rkeys of many windows of one context. */
 static void keys_check(struct t_dev *d)
 {
@@ -129,8 +114,8 @@ static void keys_check(struct t_dev *d)
 		seen[key[i] & 0xff] = true;
 	}
 	/* A counter gives NMW - 1 steps, random draws about 2 %. */
-	T_LT(steps(key, NMW, 0xffffff, 8), NMW / 4);
-	T_LT(steps(key, NMW, 0xff, 0), NMW / 4);
+	T_LT(t_counter_steps(key, NMW, 0xffffff, 8), NMW / 4);
+	T_LT(t_counter_steps(key, NMW, 0xff, 0), NMW / 4);
 	/* 64 random bytes take about 56 values; a fixed first byte one. */
 	T_GT(bytes, NMW / 4);
 	for (int i = 0; i < NMW; i++)

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -57,4 +58,30 @@ void t_own_netns(void)
 	if (ioctl(fd, SIOCSIFFLAGS, &ifr))
 		T_FAIL("lo up: %s", strerror(errno));
 	close(fd);
+}
+
+static int nofile_starter(int fd, void *arg)
+{
+	unsigned int n = *(unsigned int *)arg;
+	struct rlimit small = { n, n };
+	struct t_dev d;
+
+	T_OK(setrlimit(RLIMIT_NOFILE, &small) ? errno : 0);
+	t_dev_open(&d);
+	t_sock_sync(fd);
+	t_sock_sync(fd);
+	t_dev_close(&d);
+	return 0;
+}
+
+void t_daemon_nofile(struct t_child *st, unsigned int nofile)
+{
+	t_fork(st, nofile_starter, &nofile);
+	t_sock_sync(st->fd);
+}
+
+void t_daemon_release(struct t_child *st)
+{
+	t_sock_sync(st->fd);
+	T_EQ(t_child_wait(st, T_WAIT_MS), 0);
 }

@@ -300,3 +300,17 @@ void t_config(const char *text)
 	config_path = path;
 	atexit(config_unlink);
 }
+
+int t_counter_steps(const uint32_t *v, int n, uint32_t mask, int shift)
+{
+	int s = 0;
+
+	for (int i = 1; i < n; i++) {
+		uint32_t a = (v[i - 1] >> shift) & mask;
+		uint32_t b = (v[i] >> shift) & mask;
+
+		if (b == a || b == ((a + 1) & mask))
+			s++;
+	}
+	return s;
+}

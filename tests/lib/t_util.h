@@ -318,5 +318,14 @@ void t_become(uid_t uid);
  * the test may bind the default ones without touching the machine's
  * daemons.  Skips if the kernel refuses. */
 void t_own_netns(void);
+/* Root: the daemon started by a child whose RLIMIT_NOFILE (soft and hard)
+ * is nofile, held until t_daemon_release (the parent's own limit is left
+ * alone: it could not be raised again). */
+void t_daemon_nofile(struct t_child *st, unsigned int nofile);
+void t_daemon_release(struct t_child *st);
+
+/* How many neighbours of v step by +0 or +1 in (v >> shift) & mask: a
+ * counter makes n - 1, random draws a few. */
+int t_counter_steps(const uint32_t *v, int n, uint32_t mask, int shift);
 
 #endif
