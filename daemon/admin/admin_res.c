@@ -230,7 +230,8 @@ int cmd_admin_res_cm_id(struct srd_client *c, struct srd_req *rq,
  * see every row, anyone else its own uid's. */
 static bool usage_shown(const struct srd_client *who, uid_t uid)
 {
-	return admin_may_change(who) == 0 || who->uid == uid;
+	return admin_may_change(who) == 0 ||
+	       (who->sender.known && who->sender.uid == uid);
 }
 
 /* Clients then users, row by row from the cursor. */

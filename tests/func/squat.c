@@ -198,7 +198,7 @@ static int daemons_here(pid_t *pids, char names[][64], int max)
 		for (arg = buf; arg < buf + len; arg += strlen(arg) + 1) {
 			if (prev && !strcmp(prev, "--socket")) {
 				pids[n] = (pid_t)strtol(de->d_name, NULL, 10);
-				snprintf(names[n], 64, "%s", arg);
+				snprintf(names[n], 64, "%.63s", arg);
 				n++;
 				break;
 			}
