@@ -70,16 +70,6 @@ static int exporter(int sock, void *arg)
 	_exit(0);
 }
 
-static void dev_of(struct t_dev *d, struct ibv_context *ctx, struct ibv_pd *pd)
-{
-	memset(d, 0, sizeof(*d));
-	d->ctx = ctx;
-	d->pd = pd;
-	T_OK(ibv_query_device(ctx, &d->attr));
-	T_OK(ibv_query_port(ctx, T_PORT, &d->port));
-	T_OK(ibv_query_gid(ctx, T_PORT, T_GID_INDEX, &d->gid));
-}
-
 /* A WRITE of len bytes from (mr, addr) into (raddr, rkey) on a fresh
  * pair; the status of its completion. */
 static enum ibv_wc_status one_op(struct t_dev *d, enum ibv_wr_opcode op,
@@ -130,7 +120,7 @@ static void run(bool close_first, bool moved)
 	ibv_unimport_pd(ipd2);
 	own_pd = T_NONNULL(ibv_alloc_pd(ctx));
 
-	dev_of(&d, ctx, pd);
+	t_dev_of(&d, ctx, pd);
 	t_buf_alloc(&d, &mine, LEN, T_ACCESS_ALL);
 	if (moved) {
 		/* The exporter's bytes, read by a WRITE from its MR. */

@@ -96,6 +96,9 @@ struct t_dev {
 /* Opens the first device, queries it and allocates a PD. */
 void t_dev_open(struct t_dev *d);
 void t_dev_close(struct t_dev *d);
+/* A t_dev over a context and PD got otherwise (imported): queried, and
+ * not to be passed to t_dev_close. */
+void t_dev_of(struct t_dev *d, struct ibv_context *ctx, struct ibv_pd *pd);
 
 /* A registered buffer. */
 struct t_buf {

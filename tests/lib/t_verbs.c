@@ -27,6 +27,16 @@ void t_dev_open(struct t_dev *d)
 	t_daemon_pid();
 }
 
+void t_dev_of(struct t_dev *d, struct ibv_context *ctx, struct ibv_pd *pd)
+{
+	memset(d, 0, sizeof(*d));
+	d->ctx = ctx;
+	d->pd = pd;
+	T_OK(ibv_query_device(ctx, &d->attr));
+	T_OK(ibv_query_port(ctx, T_PORT, &d->port));
+	T_OK(ibv_query_gid(ctx, T_PORT, T_GID_INDEX, &d->gid));
+}
+
 void t_dev_close(struct t_dev *d)
 {
 	if (d->pd)
