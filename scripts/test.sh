@@ -15,7 +15,15 @@ scripts/check.sh
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSOFTRDMA_WERROR=ON \
 	>/dev/null
 cmake --build build -j"$jobs"
-ctest --test-dir build --output-on-failure -j"$jobs" "$@"
+# The fuzz tests leave one line each (tests/fuzz/fuzz_run.sh): shown here,
+# passed or not, so the log says how much fuzzing each target did.
+rm -rf build/fuzz-summary
+rc=0
+ctest --test-dir build --output-on-failure -j"$jobs" "$@" || rc=$?
+if compgen -G 'build/fuzz-summary/*.summary' >/dev/null; then
+	cat build/fuzz-summary/*.summary
+fi
+[ "$rc" -eq 0 ] || exit "$rc"
 
 if [ $# -eq 0 ] && [ "${SOFTRDMA_SKIP_WARNINGS_BUILDS:-0}" != 1 ]; then
 	# Compile only, a minute or two each: at -O3 gcc's flow analysis

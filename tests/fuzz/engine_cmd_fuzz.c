@@ -347,6 +347,11 @@ int main(void)
 	t_log("%llu executions in %llu rounds, %.1f s: %.0f exec/s",
 	      (unsigned long long)execs, (unsigned long long)rounds,
 	      dt / 1000.0, execs * 1000.0 / (dt ? dt : 1));
+	/* As libFuzzer's -print_final_stats=1 says it, for fuzz_run.sh. */
+	printf("stat::number_of_executed_units: %llu\n"
+	       "stat::average_exec_per_sec:     %.0f\n",
+	       (unsigned long long)execs, execs * 1000.0 / (dt ? dt : 1));
+	fflush(stdout);
 	T_EQ(kill(daemon, 0), 0);
 	T_EQ(t_daemon_pid(), daemon);
 	t_fork(&ch, verify, NULL);
