@@ -1642,12 +1642,14 @@ static void check_at_rest(void)
 	for (int r = 0; r < SRD_RES_NUM; r++) {
 		if (user0->usage.n[r] != user0_rest[r] ||
 		    sentinel->usage.n[r] != sentinel_rest[r]) {
-			fprintf(stderr,
-				"cmd_fuzz: usage %d: user %" PRIu64 " client "
-								    "%" PRIu64
-				", at rest %" PRIu64 " and %" PRIu64 "\n",
-				r, user0->usage.n[r], sentinel->usage.n[r],
-				user0_rest[r], sentinel_rest[r]);
+			static const char fmt[] = "cmd_fuzz: usage %d: user "
+						  "%" PRIu64 " client %" PRIu64
+						  " (at rest %" PRIu64
+						  " and %" PRIu64 ")\n";
+
+			fprintf(stderr, fmt, r, user0->usage.n[r],
+				sentinel->usage.n[r], user0_rest[r],
+				sentinel_rest[r]);
 			abort();
 		}
 	}
