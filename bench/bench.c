@@ -46,7 +46,8 @@ struct bench_res {
 	bool yields; /* the RDMA polling loops call sched_yield() */
 	pid_t dpid;
 	double idle_secs;
-	double idle_cpu; /* percent of one core */
+	double idle_cpu;		    /* percent of one core */
+	char path_local[16], path_peer[16]; /* how each buffer is reached */
 };
 
 static void bench_usage(const char *argv0)
@@ -158,6 +159,8 @@ static int bench_rdma_parent(struct rcp *p, int sock,
 	snprintf(r->dev, sizeof(r->dev), "%s",
 		 ibv_get_device_name(p->ctx->device));
 	r->yields = p->yield;
+	snprintf(r->path_local, sizeof(r->path_local), "%s", p->local.mem_path);
+	snprintf(r->path_peer, sizeof(r->path_peer), "%s", p->remote.mem_path);
 	ret = bench_lat(p, true, r->lat_iters, &r->wlat_med, &r->wlat_p99);
 	if (!ret)
 		ret = bench_lat(p, false, r->lat_iters, &r->slat_med,
@@ -280,6 +283,11 @@ static void bench_text(const struct bench_opts *o, const struct bench_res *r,
 	printf("\nsoftrdma, in-host RC (%u round trips, both sides "
 	       "busy-poll)\n",
 	       r->lat_iters);
+	if (r->path_local[0])
+		printf("  memory: initiator's buffer %s, responder's %s "
+		       "(%s)\n",
+		       r->path_local, r->path_peer,
+		       geteuid() ? "an ordinary user" : "root");
 	snprintf(note, sizeof(note), "p99 %.2f us", r->wlat_p99 / 1000);
 	bench_text_val("RDMA WRITE 2 B latency, half RTT, median",
 		       r->rdma_ok ? r->wlat_med / 1000 : -1, "us", note);
@@ -328,6 +336,12 @@ static void bench_text(const struct bench_opts *o, const struct bench_res *r,
 	bench_text_val("WRITE 64 KiB / process_vm_writev 64 KiB",
 		       r->rdma_ok ? bench_ratio(r->wbw_64k, r->pvm_64k) : -1,
 		       "x", "bandwidth: higher is better");
+	bench_text_val("WRITE 1 MiB / process_vm_writev 1 MiB",
+		       r->rdma_ok ? bench_ratio(r->wbw_1m, r->pvm_1m) : -1, "x",
+		       "bandwidth: higher is better");
+	bench_text_val("READ 64 KiB / process_vm_writev 64 KiB",
+		       r->rdma_ok ? bench_ratio(r->rbw_64k, r->pvm_64k) : -1,
+		       "x", "bandwidth: higher is better");
 	bench_text_val("WRITE latency / cache-line latency",
 		       r->rdma_ok ? bench_ratio(r->wlat_med, r->cl_med) : -1,
 		       "x", "latency: lower is better");
@@ -353,6 +367,9 @@ static void bench_json(const struct bench_opts *o, const struct bench_res *r,
 	printf("  \"odp\": %s,\n", o->odp ? "true" : "false");
 	printf("  \"polling_yields\": %s,\n", r->yields ? "true" : "false");
 	printf("  \"rdma_ok\": %s,\n", r->rdma_ok ? "true" : "false");
+	printf("  \"running_as_root\": %s,\n", geteuid() ? "false" : "true");
+	printf("  \"memory_path_initiator\": \"%s\",\n", r->path_local);
+	printf("  \"memory_path_responder\": \"%s\",\n", r->path_peer);
 	if (!r->rdma_ok) {
 		printf("  \"rdma_error\": \"");
 		for (const char *c = r->rdma_err; *c; c++)
@@ -391,6 +408,10 @@ static void bench_json(const struct bench_opts *o, const struct bench_res *r,
 		       ok * bench_ratio(r->wbw_1m, r->mc_1m_rot), 0);
 	bench_json_num("write_64k_over_process_vm_writev_64k",
 		       ok * bench_ratio(r->wbw_64k, r->pvm_64k), 0);
+	bench_json_num("write_1m_over_process_vm_writev_1m",
+		       ok * bench_ratio(r->wbw_1m, r->pvm_1m), 0);
+	bench_json_num("read_64k_over_process_vm_writev_64k",
+		       ok * bench_ratio(r->rbw_64k, r->pvm_64k), 0);
 	bench_json_num("write_lat_over_cacheline_lat",
 		       ok * bench_ratio(r->wlat_med, r->cl_med), 1);
 	printf("  }\n}\n");

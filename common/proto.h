@@ -163,6 +163,9 @@ enum srd_mem_access {
 	SRD_MEM_PROCMEM = 1,
 	SRD_MEM_PIDFD = 2,
 };
+/* The name the library gives the memfds it moves MR pages onto: a
+ * mapping of "/memfd:softrdma-mr" in /proc/PID/maps is moved memory. */
+#define SRD_MEMFD_NAME "softrdma-mr"
 /*
  * Sharing a context (ibv_import_device).  A context's cmd_fd is the
  * client's end of its connection.  With SRD_OPEN_F_BIND the last fd is

@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define SRD_MEMFD_NAME "softrdma-mr"
+#include "common/proto.h" /* SRD_MEMFD_NAME */
 
 enum srd_vma_kind {
 	SRD_VMA_ANON,	 /* anonymous: heap, stacks, [anon:...] */

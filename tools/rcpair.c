@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* RC pair set-up, the command socket and send-queue accounting. */
 #include <errno.h>
+#include <inttypes.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -11,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/proto.h" /* SRD_MEMFD_NAME */
 #include "rcpair_int.h"
 
 int rcp_cpus(void)
@@ -307,6 +309,36 @@ static int rcp_barrier(struct rcp *p)
 	return ret ? ret : rcp_sock_recv(p, &c, 1);
 }
 
+/* How the device reaches buf, from our own maps: "moved" onto the
+ * library's memfd (the daemon maps it), "in place" (reached through
+ * /proc/self/mem), or "on demand" for an ODP MR. */
+static void rcp_mem_path(const void *buf, bool odp, char *out, size_t n)
+{
+	uintptr_t a = (uintptr_t)buf, lo, hi;
+	const char *path = "in place";
+	char line[512];
+	FILE *f;
+
+	if (odp) {
+		snprintf(out, n, "on demand");
+		return;
+	}
+	f = fopen("/proc/self/maps", "re");
+	while (f && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%" SCNxPTR "-%" SCNxPTR, &lo, &hi) != 2 ||
+		    a < lo || a >= hi)
+			continue;
+		if (strstr(line, "/memfd:" SRD_MEMFD_NAME))
+			path = "moved";
+		break;
+	}
+	if (f)
+		fclose(f);
+	else
+		path = "unknown";
+	snprintf(out, n, "%s", path);
+}
+
 int rcp_open(struct rcp *p, int sock, const char *devname, size_t bw_max,
 	     int mr_access)
 {
@@ -360,6 +392,8 @@ int rcp_open(struct rcp *p, int sock, const char *devname, size_t bw_max,
 	p->local.addr = (uintptr_t)p->buf;
 	p->local.rkey = p->mr->rkey;
 	p->local.bw_max = bw_max;
+	rcp_mem_path(p->buf, (mr_access & IBV_ACCESS_ON_DEMAND) != 0,
+		     p->local.mem_path, sizeof(p->local.mem_path));
 	ret = rcp_sock_send(p, &p->local, sizeof(p->local));
 	if (!ret)
 		ret = rcp_sock_recv(p, &p->remote, sizeof(p->remote));

@@ -22,6 +22,7 @@ struct rcp_info {
 	uint64_t addr; /* base of the peer-writable buffer */
 	uint32_t rkey;
 	uint32_t bw_max;
+	char mem_path[16]; /* how the device reaches the buffer */
 };
 
 struct rcp {

@@ -164,19 +164,30 @@ static int ns_main(void)
 	t_sock_sync(a.fd);
 	T_EQ(t_child_wait(&a, T_WAIT_MS), 0);
 
-	/* B gets A's pid. */
-	T_ASSERT(!pipe(to_b) && !pipe(from_b));
-	set_last_pid(info.pid - 1);
-	b = fork();
-	T_ASSERT(b >= 0);
-	if (!b) {
+	/* B gets A's pid.  A task started meanwhile in the namespace may
+	 * take it first: try again while it may be short-lived. */
+	for (int tries = 0;; tries++) {
+		T_ASSERT(!pipe(to_b) && !pipe(from_b));
+		set_last_pid(info.pid - 1);
+		b = fork();
+		T_ASSERT(b >= 0);
+		if (!b) {
+			close(to_b[1]);
+			close(from_b[0]);
+			client_b(to_b[0], from_b[1]);
+		}
+		close(to_b[0]);
+		close(from_b[1]);
+		if (b == info.pid)
+			break;
+		kill(b, SIGKILL);
+		waitpid(b, NULL, 0);
 		close(to_b[1]);
 		close(from_b[0]);
-		client_b(to_b[0], from_b[1]);
+		if (tries == 50)
+			T_FAIL("pid %d stays taken", (int)info.pid);
+		t_sleep_ms(20);
 	}
-	close(to_b[0]);
-	close(from_b[1]);
-	T_EQ(b, info.pid);
 	T_EQ(read(from_b[0], &ok, 1), 1);
 
 	/* READ of the dead client's MR: an access error, not B's bytes. */

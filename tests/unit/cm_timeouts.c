@@ -17,6 +17,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -84,19 +85,43 @@ static void connect_id(struct srd_client *c, uint32_t h)
 	T_EQ(cmd(c, SRD_CMD_CM_CONNECT, &req, sizeof(req), NULL, 0), 0);
 }
 
-/* Time runs on to the CM's next timer: it fires.  Returns how far it
- * was from now, in ms.  (A wake-up for a timer disarmed meanwhile
- * finds nothing to do: time runs on to the next.) */
-static uint64_t fire(void)
+/* The real-time window in which the last action that armed a CM timer
+ * ran.  The CM arms a timer at its clock's now plus the interval, so the
+ * deadline lies in this window moved by the interval, however slowly
+ * the test runs. */
+static uint64_t armed_lo, armed_hi;
+
+#define ARMING(stmt)                     \
+	do {                             \
+		armed_lo = srd_now_ns(); \
+		stmt;                    \
+		armed_hi = srd_now_ns(); \
+	} while (0)
+
+/* Time runs on to the CM's next timer: it fires; with ms, it must have
+ * been armed for ms milliseconds (to the ms).  Its expiry arms the next
+ * timers.  (A wake-up for a timer disarmed meanwhile finds nothing to
+ * do: time runs on to the next.) */
+static void fire_armed(uint64_t ms)
 {
-	uint64_t now = srd_now_ns(), at;
+	uint64_t lo = armed_lo, hi = armed_hi, at;
+	bool work;
 
 	do {
 		at = cm_next_deadline(&t.d);
 		T_ASSERT(at != UINT64_MAX);
-	} while (!cm_timers(t.d.cm, at));
+		ARMING(work = cm_timers(t.d.cm, at));
+	} while (!work);
 	pump();
-	return at > now ? (at - now + MS / 2) / MS : 0;
+	if (ms && (at + MS < lo + ms * MS || at > hi + ms * MS + MS))
+		T_FAIL("timer armed for %" PRIu64 " ms, %.3f to %.3f ms "
+		       "after it was set (want %" PRIu64 ")",
+		       ms, (double)(at - hi) / MS, (double)(at - lo) / MS, ms);
+}
+
+static void fire(void)
+{
+	fire_armed(0);
 }
 
 /* A request to nobody: retries at its interval, then UNREACHABLE. */
@@ -110,11 +135,9 @@ static void unanswered(struct srd_client *c, uint32_t ps, uint32_t qp_type,
 	 * MADs leave the device and nobody answers. */
 	resolve(c, h, "127.0.0.2", 4000);
 	cm_stats(&t.d, &st0);
-	connect_id(c, h);
+	ARMING(connect_id(c, h));
 	for (int i = 0; i < CM_MAX_RETRIES; i++) {
-		uint64_t ms = fire();
-
-		T_ASSERT(ms + 5 >= interval_ms && ms <= interval_ms + 5);
+		fire_armed(interval_ms);
 		no_event(c);
 	}
 	fire();
@@ -136,24 +159,20 @@ static void dreq_unanswered(struct srd_client *c, uint32_t h, uint32_t server,
 	struct srd_cm_stats_rep st0, st1;
 	struct srd_handle_req req = { .handle = h };
 	char err[128];
-	uint64_t ms, total = 0, timewait;
+	uint64_t timewait;
 
 	T_EQ(srd_net_fault_add(&t.d, "drop dir=rx qpn=1", err, sizeof(err)), 0);
 	cm_stats(&t.d, &st0);
-	T_EQ(cmd(c, SRD_CMD_CM_DISCONNECT, &req, sizeof(req), NULL, 0), 0);
+	ARMING(T_EQ(cmd(c, SRD_CMD_CM_DISCONNECT, &req, sizeof(req), NULL, 0),
+		    0));
 	T_EQ(conn->state, CM_DREQ_SENT);
 	no_event(c);
+	/* 16 x 6144 ms after rdma_disconnect, as predicted. */
 	for (int i = 0; i < CM_MAX_RETRIES; i++) {
-		ms = fire();
-		T_ASSERT(ms + 5 >= 6144 && ms <= 6144 + 5);
-		total += ms;
+		fire_armed(6144);
 		no_event(c);
 	}
-	ms = fire();
-	total += ms;
-	T_ASSERT(ms + 5 >= 6144 && ms <= 6144 + 5);
-	/* 16 x 6144 ms after rdma_disconnect, as predicted. */
-	T_ASSERT(total + 80 >= 16 * 6144 && total <= 16 * 6144 + 80);
+	fire_armed(6144);
 	expect_event(c, h, RDMA_CM_EVENT_DISCONNECTED, -ETIMEDOUT);
 	no_event(c);
 	T_EQ(conn->state, CM_TIMEWAIT);
@@ -164,8 +183,7 @@ static void dreq_unanswered(struct srd_client *c, uint32_t h, uint32_t server,
 	/* TIMEWAIT: the ACK timeout the REP gave (the connection is freed
 	 * when it ends). */
 	timewait = cm_time_ns(conn->ack_timeout) / MS;
-	ms = fire();
-	T_ASSERT(ms + 5 >= timewait && ms <= timewait + 5);
+	fire_armed(timewait);
 	expect_event(c, h, RDMA_CM_EVENT_TIMEWAIT_EXIT, 0);
 	no_event(c);
 	/* The server never heard: still connected, as with a real loss. */
@@ -187,7 +205,7 @@ int main(void)
 	struct srd_client *c;
 	struct cm_conn *conn = NULL;
 	uint32_t lh, h;
-	uint64_t ms;
+	uint64_t mra_lo, mra_hi;
 
 	t_core_init(&t);
 	c = t.c;
@@ -206,12 +224,15 @@ int main(void)
 	T_EQ(cmd(c, SRD_CMD_CM_LISTEN, &lr, sizeof(lr), NULL, 0), 0);
 	h = new_id(c, RDMA_PS_TCP, IBV_QPT_RC);
 	resolve(c, h, "127.0.0.1", 5000);
-	connect_id(c, h);
+	ARMING(connect_id(c, h));
 	T_EQ(cmd(c, SRD_CMD_CM_GET_EVENT, NULL, 0, &ev, sizeof(ev)), 0);
 	T_EQ(ev.event, RDMA_CM_EVENT_CONNECT_REQUEST);
 	T_EQ(ev.listen_handle, lh);
-	ms = fire(); /* the client's REQ timer: the REQ again */
-	T_ASSERT(ms + 5 >= 6144 && ms <= 6144 + 5);
+	/* The client's REQ timer: the REQ again, and the server's MRA
+	 * comes back while the timers run. */
+	mra_lo = srd_now_ns();
+	fire_armed(6144);
+	mra_hi = srd_now_ns();
 	list_for_each (&t.d.cm->conns, it) {
 		struct cm_conn *x = list_entry(it, struct cm_conn, node);
 
@@ -221,8 +242,8 @@ int main(void)
 	T_ASSERT(conn != NULL);
 	T_EQ(conn->state, CM_MRA_REQ_RCVD);
 	/* 4.096 us * 2^24 for the server, plus the ACK timeout. */
-	ms = (conn->deadline - srd_now_ns() + MS / 2) / MS;
-	T_ASSERT(ms + 5 >= 65536 + 2048 && ms <= 65536 + 2048 + 5);
+	T_ASSERT(conn->deadline + MS >= mra_lo + (65536 + 2048) * MS &&
+		 conn->deadline <= mra_hi + (65536 + 2048) * MS + MS);
 	/* The server answers at last. */
 	acc.handle = ev.handle;
 	acc.p.qp_num = 0x456;
