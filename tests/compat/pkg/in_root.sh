@@ -31,6 +31,11 @@ mount -t tmpfs -o mode=1777 srdtmp "$m/tmp"
 mkdir -p "$m/tmp/debs"
 cp "$work"/debs/*.deb "$m/tmp/debs/"
 cp "$work"/*.sh "$m/tmp/"
+# The machine's /dev/userfaultfd numbers (dynamic), for a node of the
+# root's own /dev: steps_install.sh checks what the package makes of it.
+if [ -r /sys/class/misc/userfaultfd/dev ]; then
+	cp /sys/class/misc/userfaultfd/dev "$m/tmp/userfaultfd.dev"
+fi
 chmod 0755 "$m"/tmp/*.sh
 
 # The loopback interface of the new network namespace.

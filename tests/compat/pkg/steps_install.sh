@@ -47,6 +47,9 @@ softrdma:/etc/softrdma.conf
 softrdma:/lib/systemd/system/softrdmad.socket
 softrdma:/lib/systemd/system/softrdmad.service
 softrdma:/usr/lib/tmpfiles.d/softrdma.conf
+softrdma:/usr/lib/tmpfiles.d/softrdma-userfaultfd.conf
+softrdma:/usr/lib/sysusers.d/softrdma.conf
+softrdma:/lib/udev/rules.d/60-softrdma.rules
 softrdma:/usr/share/man/man8/softrdmad.8.gz
 softrdma:/usr/share/man/man8/softrdma.8.gz
 softrdma:/usr/share/man/man1/softrdma-demo.1.gz
@@ -88,6 +91,26 @@ node=/dev/infiniband/uverbs0
 dpkg-query -W -f='${Conffiles}' softrdma | grep -q /etc/softrdma.conf ||
 	fail "/etc/softrdma.conf is not a conffile"
 ok "postinst: $node 0666, softrdmad.socket enabled, conffile"
+
+# The group that may be given /dev/userfaultfd: made, with nobody in it;
+# the tmpfiles line gives it the node (this root's /dev is its own: a
+# node with the machine's numbers, from in_root.sh, stands in).
+getent group softrdma >/dev/null || fail "postinst made no group softrdma"
+[ -z "$(getent group softrdma | cut -d: -f4)" ] ||
+	fail "group softrdma has members: $(getent group softrdma)"
+grep -q '^KERNEL=="userfaultfd", GROUP="softrdma", MODE="0660"$' \
+	/lib/udev/rules.d/60-softrdma.rules || fail "udev rule"
+if [ -r /tmp/userfaultfd.dev ]; then
+	nums=$(cat /tmp/userfaultfd.dev)
+	mknod -m 0600 /dev/userfaultfd c "${nums%%:*}" "${nums#*:}"
+	systemd-tmpfiles --create softrdma-userfaultfd.conf ||
+		fail "systemd-tmpfiles softrdma-userfaultfd.conf"
+	got=$(stat -c '%a %U %G' /dev/userfaultfd)
+	[ "$got" = "660 root softrdma" ] || fail "/dev/userfaultfd: $got"
+	ok "group softrdma, empty; /dev/userfaultfd 0660 root:softrdma"
+else
+	ok "group softrdma, empty (no /dev/userfaultfd on this kernel)"
+fi
 
 if command -v systemd-analyze >/dev/null; then
 	systemd-analyze verify /lib/systemd/system/softrdmad.socket \
