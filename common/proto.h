@@ -117,7 +117,7 @@ static_assert(sizeof(struct srd_msg_hdr) == 16, "msg hdr");
 /* --- HELLO: first message on every connection ------------------------ */
 struct srd_hello_req {
 	uint32_t version;
-	uint32_t pid;
+	uint32_t pid; /* the sender's, in its own pid namespace: for logs */
 };
 struct srd_hello_rep {
 	uint32_t version;

@@ -13,6 +13,7 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <linux/nsfs.h>
 #include <unistd.h>
 
@@ -43,16 +44,22 @@ static void client_comm(struct srd_client *c)
 		c->comm[n - 1] = '\0';
 }
 
-/* The NSpid line of the process's status: its pid from the daemon's
- * namespace down to its own.  Returns how many, 0 if unknown. */
-static uint32_t client_nspids(pid_t pid, pid_t *out)
-{
-	char path[64], line[256];
-	uint32_t n = 0;
-	FILE *f;
+#ifndef SO_PEERPIDFD
+#define SO_PEERPIDFD 77 /* Linux 6.5 */
+#endif
+#ifndef PIDFD_GET_PID_NAMESPACE
+#define PIDFD_GET_PID_NAMESPACE _IO(0xFF, 5) /* Linux 6.11 */
+#endif
 
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	f = fopen(path, "re");
+/* The NSpid line of a status or pidfd fdinfo file: the pid from the
+ * daemon's namespace down to the process's own.  Returns how many, 0 if
+ * unknown (a pidfd of a process that is gone says -1). */
+static uint32_t nspids_in(const char *path, pid_t *out)
+{
+	char line[256];
+	uint32_t n = 0;
+	FILE *f = fopen(path, "re");
+
 	if (!f)
 		return 0;
 	while (fgets(line, sizeof(line), f)) {
@@ -65,6 +72,10 @@ static uint32_t client_nspids(pid_t pid, pid_t *out)
 
 			if (end == p || n == SRD_NS_DEPTH)
 				break;
+			if (v <= 0) {
+				n = 0;
+				break;
+			}
 			out[n++] = (pid_t)v;
 			p = end;
 		}
@@ -74,18 +85,62 @@ static uint32_t client_nspids(pid_t pid, pid_t *out)
 	return n;
 }
 
-/* Which pid namespaces the client is in (struct srd_client).  Unknown
- * (no /proc): ns_depth 0, and listings treat it as the daemon's. */
+/* The process that connected, as the kernel recorded it at connect
+ * (Linux 6.5): a pidfd, immune to the pid passing to another process
+ * meanwhile.  -1 if the kernel has none. */
+static int peer_pidfd(int fd)
+{
+	socklen_t len = sizeof(int);
+	int pidfd = -1;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &len) ||
+	    len != sizeof(int))
+		return -1;
+	return pidfd;
+}
+
+static bool pidfd_alive(int pidfd)
+{
+	return !syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0);
+}
+
+/*
+ * Which pid namespaces the client is in (struct srd_client), for what
+ * listings show it.  Asked of the connecting process's pidfd where the
+ * kernel has one: its NSpid from the pidfd's fdinfo, its namespace from
+ * PIDFD_GET_PID_NAMESPACE, or from /proc/PID/ns/pid while the pidfd says
+ * the process still lives (so the pid was not another's).  Unknown (no
+ * /proc, or the process went before it was asked): ns_depth 0, and such
+ * a client is shown nothing but its own (client_pid_seen_by).
+ */
 static void client_pidns(struct srd_client *c)
 {
 	pid_t outer_first[SRD_NS_DEPTH];
-	uint32_t n = c->pid ? client_nspids(c->pid, outer_first) : 0;
+	int pidfd = peer_pidfd(c->fd);
+	uint32_t n = 0;
 	char path[64];
 	struct stat st;
-	int fd;
+	int fd = -1;
 
-	snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int)c->pid);
-	fd = n ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+	if (pidfd >= 0) {
+		snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", pidfd);
+		n = nspids_in(path, outer_first);
+		fd = n ? ioctl(pidfd, PIDFD_GET_PID_NAMESPACE, 0) : -1;
+	} else if (c->pid) {
+		snprintf(path, sizeof(path), "/proc/%d/status", (int)c->pid);
+		n = nspids_in(path, outer_first);
+	}
+	if (n && fd < 0) {
+		snprintf(path, sizeof(path), "/proc/%d/ns/pid",
+			 (int)outer_first[0]);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0 && pidfd >= 0 && !pidfd_alive(pidfd)) {
+			close(fd);
+			fd = -1;
+		}
+	}
+	if (pidfd >= 0)
+		close(pidfd);
 	for (uint32_t i = 0; fd >= 0 && i < n; i++) {
 		int up;
 
@@ -106,8 +161,12 @@ static void client_pidns(struct srd_client *c)
 pid_t client_pid_seen_by(const struct srd_client *owner,
 			 const struct srd_client *who)
 {
-	if (!owner->ns_depth || !who->ns_depth)
-		return owner->pid;
+	/* Whose namespace is unknown is shown its own objects only, and
+	 * an owner of unknown namespace only to the daemon's own. */
+	if (!who->ns_depth)
+		return owner == who ? owner->pid : 0;
+	if (!owner->ns_depth)
+		return who->ns_depth == 1 ? owner->pid : 0;
 	for (uint32_t i = 0; i < owner->ns_depth; i++)
 		if (owner->ns_ino[i] == who->ns_ino[0])
 			return owner->ns_pid[i];

@@ -28,13 +28,10 @@ int cmd_hello(struct srd_client *c, struct srd_req *rq, struct srd_rep *rp)
 		return -EINVAL;
 	if (req->version != SRD_PROTO_VERSION)
 		return -EPROTONOSUPPORT;
-	/* The pid is what process_vm_* will be aimed at: it must be the
-	 * peer's own, as the kernel saw it connect. */
-	if (c->pid && req->pid != (uint32_t)c->pid) {
-		srd_log(SRD_LOG_WARN, "hello from pid %u on a socket of pid %d",
-			req->pid, (int)c->pid);
-		return -EPERM;
-	}
+	/* req->pid is the client's pid in its own pid namespace, which is
+	 * not the daemon's in a container: nothing goes by it.  Who the
+	 * client is comes from the kernel (SO_PEERCRED at accept, each
+	 * request's SCM_CREDENTIALS). */
 	c->hello = true;
 	rep = REP(rp, struct srd_hello_rep);
 	rep->version = SRD_PROTO_VERSION;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* HELLO: version check, pid check, ordering; LIST_DEVICES; OPEN_DEVICE
- * and its three fds. */
+/* HELLO: version check, ordering; LIST_DEVICES; OPEN_DEVICE and its
+ * three fds.  HELLO's pid is the sender's in its own pid namespace (a
+ * container's differs from the daemon's view): not checked. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stddef.h>
@@ -41,11 +42,7 @@ int main(void)
 		   NULL, NULL, NULL),
 	     -EPROTONOSUPPORT);
 	hello.version = SRD_PROTO_VERSION;
-	hello.pid = getpid() + 1; /* not ours */
-	T_EQ(t_cmd(fd, SRD_CMD_HELLO, &hello, sizeof(hello), NULL, 0, NULL, 0,
-		   NULL, NULL, NULL),
-	     -EPERM);
-	hello.pid = getpid();
+	hello.pid = 1; /* as pid 1 of a container would say */
 	T_EQ(t_cmd(fd, SRD_CMD_HELLO, &hello, sizeof(hello) - 1, NULL, 0, NULL,
 		   0, NULL, NULL, NULL),
 	     -EINVAL);
