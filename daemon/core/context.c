@@ -81,11 +81,23 @@ static bool fs_local(long type)
 	}
 }
 
+static int sock_domain(int fd)
+{
+	socklen_t len = sizeof(int);
+	int domain = -1;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len))
+		return -1;
+	return domain;
+}
+
 /*
  * The trace fd is the description the client handed over, written as it
  * is.  The daemon never reopens it (that would judge the access on the
  * daemon's rights, not the client's) and must never block on it: a socket
- * is written with MSG_DONTWAIT, a regular file only on a local filesystem,
+ * is written with MSG_DONTWAIT, but not a unix one, which could hold the
+ * client's own connection (in flight, or itself) and so keep it open for
+ * as long as the daemon holds the trace fd (the library relays instead), a regular file only on a local filesystem,
  * anything else only if its description is non-blocking (the library
  * hands over a non-blocking description of its own for pipes and
  * terminals).  Returns the fd taken, or -1: no trace.
@@ -100,6 +112,8 @@ static int trace_fd_take(struct srd_client *c, int *fd)
 	if (fl < 0 || (fl & O_PATH) || (fl & O_ACCMODE) == O_RDONLY ||
 	    fstat(*fd, &st))
 		why = "not open for writing";
+	else if (S_ISSOCK(st.st_mode) && sock_domain(*fd) == AF_UNIX)
+		why = "a unix socket (it could hold the connection itself)";
 	else if (S_ISSOCK(st.st_mode))
 		c->trace_sock = true;
 	else if (S_ISREG(st.st_mode) &&

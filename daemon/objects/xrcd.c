@@ -45,7 +45,7 @@ static struct srd_xrcd *xrcd_find(struct srd_daemon *d,
 }
 
 /* The file of a domain: a real descriptor (uverbs' fdget() refuses O_PATH
- * ones: EBADF) open for reading.  uverbs takes a write-only one too; here
+ * ones: EBADF) of a file that holds no descriptors, open for reading.  uverbs takes a write-only one too; here
  * it is EBADF as read(2) would say, or anyone who may only write the file
  * could reach its owner's target QPs and SRQs. */
 static int xrcd_file(int fd, struct stat *st)
@@ -56,7 +56,17 @@ static int xrcd_file(int fd, struct stat *st)
 		return -EBADF;
 	if ((fl & O_ACCMODE) != O_RDONLY && (fl & O_ACCMODE) != O_RDWR)
 		return -EBADF;
-	return fstat(fd, st) ? -EBADF : 0;
+	if (fstat(fd, st))
+		return -EBADF;
+	/* A domain holds its file for as long as it lives.  A socket (or
+	 * an anonymous inode) can hold descriptors, the client's own
+	 * connection among them, which would then never close, nor free
+	 * the domain: only files that hold none. */
+	if (!S_ISREG(st->st_mode) && !S_ISDIR(st->st_mode) &&
+	    !S_ISCHR(st->st_mode) && !S_ISBLK(st->st_mode) &&
+	    !S_ISFIFO(st->st_mode))
+		return -EINVAL;
+	return 0;
 }
 
 static void xrcd_free(struct srd_xrcd *x)

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * A client traced with SOFTRDMA_TRACE=cqe whose stderr is a socket nobody
- * reads must not stall the device: once the socket is full its CQE lines
- * are dropped, and another client's RC transfers still complete, data
+ * reads must not stall the device: its CQE lines arrive there (through a
+ * pipe the library relays, as the daemon takes no unix socket), and once
+ * the socket is full they are dropped, and another client's RC transfers still complete, data
  * intact, in time.  The noisy client is this program re-executed with
  * "noisy".
  */
@@ -10,6 +11,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -101,8 +103,19 @@ int main(int argc, char **argv)
 	}
 	t_log("%u verified sends in %llu ms beside the traced client", ROUNDS,
 	      (unsigned long long)(t_now_ms() - t0));
-	/* The noisy client kept running all along. */
+	/* The noisy client kept running all along, and its CQE lines came
+	 * through the unix socket (the library relays them: the daemon
+	 * takes no unix socket). */
 	T_EQ(waitpid(pid, &status, WNOHANG), 0);
+	{
+		char out[4096];
+		ssize_t n = recv(sv[0], out, sizeof(out) - 1, MSG_DONTWAIT);
+
+		T_ASSERT(n > 0);
+		out[n] = '\0';
+		if (!strstr(out, "cqe["))
+			T_FAIL("no CQE line on the socket: %.200s", out);
+	}
 	kill(pid, SIGKILL);
 	T_EQ(waitpid(pid, &status, 0), pid);
 	t_buf_free(&s);

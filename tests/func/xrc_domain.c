@@ -3,7 +3,9 @@
  * XRC domains with the kernel's answers: the masks rdma-core checks
  * (EOPNOTSUPP, EINVAL); fd -1 is a private domain; a file without a
  * domain and no O_CREAT is EAGAIN; O_EXCL on an existing one is EINVAL
- * (uverbs' ib_uverbs_open_xrcd); a closed fd is EBADF; closing a domain
+ * (uverbs' ib_uverbs_open_xrcd); a closed fd is EBADF, a socket EINVAL
+ * (the domain would hold it, and with it maybe the connection itself,
+ * for ever); closing a domain
  * that still has an SRQ or a QP on it is EBUSY.  A second process opening
  * the same file (another descriptor, same inode) gets the same domain: it
  * can open the target QP the first one made, while a private domain of
@@ -11,6 +13,7 @@
  * gone: without O_CREAT it is EAGAIN again.
  */
 #include <fcntl.h>
+#include <sys/socket.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -104,6 +107,18 @@ int main(void)
 	bad = dup(f);
 	close(bad);
 	T_NULL_ERRNO(t_xrcd_open(d.ctx, bad, O_CREAT), EBADF);
+	/* A domain holds its file: a socket could hold the connection
+	 * itself (here it is the connection), which would never close. */
+	T_NULL_ERRNO(t_xrcd_open(d.ctx, d.ctx->cmd_fd, O_CREAT), EINVAL);
+	{
+		int sv[2];
+
+		T_OK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv));
+		t_sock_send_fd(sv[1], d.ctx->cmd_fd, "x", 1);
+		T_NULL_ERRNO(t_xrcd_open(d.ctx, sv[0], O_CREAT), EINVAL);
+		close(sv[0]);
+		close(sv[1]);
+	}
 
 	/* The file has no domain yet. */
 	T_NULL_ERRNO(t_xrcd_open(d.ctx, f, 0), EAGAIN);
