@@ -48,7 +48,7 @@ if [ $# -eq 0 ] && [ "${SOFTRDMA_SKIP_SANITIZERS:-0}" != 1 ]; then
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 		ctest --test-dir build-asan --output-on-failure -j"$jobs" \
-		-L 'unit|func' -E '^func\.admin\.res_show_pidns$'
+		-L 'unit|func'
 
 	# ThreadSanitizer over the library, the daemon and the tests.  Daemons
 	# started by the library write to /dev/null, so every process logs its
