@@ -56,6 +56,15 @@ int srd_msg_send(int fd, const struct srd_msg_hdr *h, const void *payload,
 	return (int)n;
 }
 
+bool srd_fd_unix_socket(int fd)
+{
+	socklen_t len = sizeof(int);
+	int domain = -1;
+
+	return !getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) &&
+	       domain == AF_UNIX;
+}
+
 int srd_msg_pass_cred(int fd)
 {
 	int one = 1;

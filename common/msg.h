@@ -55,6 +55,11 @@ int srd_msg_recv_cred(int fd, void *buf, size_t bufsz, int *fds, int *nfds,
 /* Ask the kernel to attach credentials to every message fd receives. */
 int srd_msg_pass_cred(int fd);
 
+/* Is fd a unix socket, one that can carry descriptors?  Whoever holds it
+ * may keep alive what is in flight in it, a connection's own end among
+ * them: the daemon takes none as a trace fd. */
+bool srd_fd_unix_socket(int fd);
+
 /* Close n descriptors from fds (negative entries are skipped). */
 void srd_close_fds(const int *fds, int n);
 

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "common/dump.h"
+#include "common/msg.h"
 #include "libibverbs/ibverbs.h"
 
 unsigned int srd_trace_setup(uint32_t *open_flags)
@@ -95,15 +96,6 @@ static int trace_relay_open(void)
 	return p[1];
 }
 
-static bool unix_socket(int fd)
-{
-	socklen_t len = sizeof(int);
-	int domain = -1;
-
-	return !getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) &&
-	       domain == AF_UNIX;
-}
-
 /*
  * What the daemon writes CQE traces to: stderr as a description it can
  * write without blocking and without rights of its own.  A socket (but a
@@ -121,7 +113,7 @@ int srd_trace_fd_open(void)
 
 	if (fstat(STDERR_FILENO, &st))
 		return -1;
-	if (S_ISSOCK(st.st_mode) && unix_socket(STDERR_FILENO))
+	if (S_ISSOCK(st.st_mode) && srd_fd_unix_socket(STDERR_FILENO))
 		return trace_relay_open();
 	if (S_ISSOCK(st.st_mode) || S_ISREG(st.st_mode))
 		return fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 0);

@@ -17,6 +17,7 @@
 #include <linux/magic.h>
 #include <linux/sockios.h>
 
+#include "common/msg.h"
 #include "daemon/core/core.h"
 
 int cmd_hello(struct srd_client *c, struct srd_req *rq, struct srd_rep *rp)
@@ -81,16 +82,6 @@ static bool fs_local(long type)
 	}
 }
 
-static int sock_domain(int fd)
-{
-	socklen_t len = sizeof(int);
-	int domain = -1;
-
-	if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len))
-		return -1;
-	return domain;
-}
-
 /*
  * The trace fd is the description the client handed over, written as it
  * is.  The daemon never reopens it (that would judge the access on the
@@ -112,7 +103,7 @@ static int trace_fd_take(struct srd_client *c, int *fd)
 	if (fl < 0 || (fl & O_PATH) || (fl & O_ACCMODE) == O_RDONLY ||
 	    fstat(*fd, &st))
 		why = "not open for writing";
-	else if (S_ISSOCK(st.st_mode) && sock_domain(*fd) == AF_UNIX)
+	else if (S_ISSOCK(st.st_mode) && srd_fd_unix_socket(*fd))
 		why = "a unix socket (it could hold the connection itself)";
 	else if (S_ISSOCK(st.st_mode))
 		c->trace_sock = true;

@@ -137,27 +137,9 @@ static void exported(int (*exporter)(int, void *), bool execs)
 	t_sock_send_fd(i.fd, fd, &c, 1);
 	close(fd);
 	if (execs) {
-		char path[64], line[256];
-		bool root = false;
-		FILE *f;
-
 		t_sock_send(e.fd, &c, 1);
 		/* Until the exporter runs the set-uid program. */
-		for (int n = 0; n < 500 && !root; n++) {
-			snprintf(path, sizeof(path), "/proc/%d/status",
-				 (int)e.pid);
-			f = fopen(path, "re");
-			while (f && fgets(line, sizeof(line), f))
-				if (!strncmp(line, "Uid:", 4))
-					root = strtoul(line + 4, NULL, 10) !=
-						       0 &&
-					       strstr(line + 4, "\t0\t");
-			if (f)
-				fclose(f);
-			if (!root)
-				t_sleep_ms(10);
-		}
-		T_ASSERT(root);
+		T_ASSERT(t_wait_euid(e.pid, 0));
 	} else {
 		t_sock_sync(e.fd); /* the helper is root no more */
 	}
@@ -170,30 +152,6 @@ static void exported(int (*exporter)(int, void *), bool execs)
 		t_sock_send(e.fd, &c, 1);
 		T_EQ(t_child_wait(&e, 30000), 0);
 	}
-}
-
-/* A set-uid-root copy of sleep(1), in a directory of the test's own. */
-static void make_suid_sleep(void)
-{
-	char dir[64], cmd[640];
-
-	snprintf(dir, sizeof(dir), "/tmp/srd_caller.%d", (int)getpid());
-	snprintf(suid_sleep, sizeof(suid_sleep), "%s/sleep", dir);
-	snprintf(cmd, sizeof(cmd),
-		 "mkdir -p %s && chmod 755 %s && cp \"$(command -v sleep)\" "
-		 "%s && chown 0:0 %s && chmod 4755 %s",
-		 dir, dir, suid_sleep, suid_sleep, suid_sleep);
-	if (system(cmd) != 0)
-		T_FAIL("making %s", suid_sleep);
-}
-
-static void remove_suid_sleep(void)
-{
-	char dir[64];
-
-	unlink(suid_sleep);
-	snprintf(dir, sizeof(dir), "/tmp/srd_caller.%d", (int)getpid());
-	rmdir(dir);
 }
 
 int main(void)
@@ -221,9 +179,10 @@ int main(void)
 	t_log("imported from root's helper, which then dropped root");
 	exported(root_helper, false);
 	t_log("imported from a process that then runs a set-uid program");
-	make_suid_sleep();
+	t_suid_copy("\"$(command -v sleep)\"", "sleep", suid_sleep,
+		    sizeof(suid_sleep));
 	exported(exporter_execs, true);
-	remove_suid_sleep();
+	t_suid_remove(suid_sleep);
 	t_dev_close(&d);
 	return 0;
 }

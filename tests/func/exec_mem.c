@@ -140,27 +140,6 @@ static int importer(int sock, void *arg)
 	return 0;
 }
 
-/* The effective uid of pid, from its status. */
-static long euid_of(pid_t pid)
-{
-	char path[64], line[256];
-	long euid = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	f = fopen(path, "re");
-	while (f && fgets(line, sizeof(line), f))
-		if (!strncmp(line, "Uid:", 4)) {
-			char *end;
-
-			strtoul(line + 4, &end, 10);
-			euid = strtol(end, NULL, 10);
-		}
-	if (f)
-		fclose(f);
-	return euid;
-}
-
 /* Root's image at 0x400000 is its own ELF header, untouched. */
 static void check_root_image(pid_t pid)
 {
@@ -180,42 +159,19 @@ static void check_root_image(pid_t pid)
 		T_FAIL("root's image holds the importer's WRITE");
 }
 
-static void make_suid_prog(void)
-{
-	char dir[64], cmd[640];
-
-	snprintf(dir, sizeof(dir), "/tmp/srd_execmem.%d", (int)getpid());
-	snprintf(suid_prog, sizeof(suid_prog), "%s/pause_fixed", dir);
-	snprintf(cmd, sizeof(cmd),
-		 "mkdir -p %s && chmod 755 %s && cp %s %s && chown 0:0 %s && "
-		 "chmod 4755 %s",
-		 dir, dir, PAUSE_FIXED, suid_prog, suid_prog, suid_prog);
-	if (system(cmd) != 0)
-		T_FAIL("making %s", suid_prog);
-}
-
-static void remove_suid_prog(void)
-{
-	char dir[64];
-
-	unlink(suid_prog);
-	snprintf(dir, sizeof(dir), "/tmp/srd_execmem.%d", (int)getpid());
-	rmdir(dir);
-}
-
 int main(void)
 {
 	struct t_child e, i;
 	struct t_dev d;
 	struct msg m;
 	char c = 0;
-	int fd, n;
+	int fd;
 
 	t_init("exec_mem");
 	if (geteuid())
 		t_skip("not root: needs a root daemon and another user");
 	uid = t_user("srdexecuser");
-	make_suid_prog();
+	t_suid_copy(PAUSE_FIXED, "pause_fixed", suid_prog, sizeof(suid_prog));
 	t_dev_open(&d); /* the daemon is root's, as a system daemon is */
 	t_fork(&e, exporter, NULL);
 	fd = t_sock_recv_fd(e.fd, &m, sizeof(m));
@@ -224,15 +180,13 @@ int main(void)
 	close(fd);
 	t_sock_sync(i.fd); /* the control READ is done */
 	t_sock_send(e.fd, &c, 1);
-	for (n = 0; n < 500 && euid_of(e.pid) != 0; n++)
-		t_sleep_ms(10);
-	T_EQ(euid_of(e.pid), 0);
+	T_ASSERT(t_wait_euid(e.pid, 0));
 	t_sock_sync(i.fd);
 	T_EQ(t_child_wait(&i, 30000), 0);
 	check_root_image(e.pid);
 	kill(e.pid, SIGKILL);
 	waitpid(e.pid, NULL, 0);
-	remove_suid_prog();
+	t_suid_remove(suid_prog);
 	t_dev_close(&d);
 	t_pass();
 }

@@ -8,6 +8,7 @@
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -84,4 +85,62 @@ void t_daemon_release(struct t_child *st)
 {
 	t_sock_sync(st->fd);
 	T_EQ(t_child_wait(st, T_WAIT_MS), 0);
+}
+
+void t_suid_copy(const char *src, const char *name, char *out, size_t n)
+{
+	char cmd[1024];
+
+	snprintf(out, n, "/tmp/srd_suid.%d/%s", (int)getpid(), name);
+	snprintf(cmd, sizeof(cmd),
+		 "d=$(dirname '%s') && mkdir -p \"$d\" && chmod 755 \"$d\" && "
+		 "cp %s '%s' && chown 0:0 '%s' && chmod 4755 '%s'",
+		 out, src, out, out, out);
+	if (system(cmd) != 0)
+		T_FAIL("making the set-uid copy %s", out);
+}
+
+void t_suid_remove(const char *path)
+{
+	char dir[256];
+	char *slash;
+
+	unlink(path);
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (slash) {
+		*slash = '\0';
+		rmdir(dir);
+	}
+}
+
+/* The effective uid of pid, from its status; -1 if unknown. */
+static long euid_of(pid_t pid)
+{
+	char path[64], line[256];
+	long euid = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, "Uid:", 4)) {
+			char *end;
+
+			strtoul(line + 4, &end, 10);
+			euid = strtol(end, NULL, 10);
+		}
+	if (f)
+		fclose(f);
+	return euid;
+}
+
+bool t_wait_euid(pid_t pid, uid_t euid)
+{
+	for (int n = 0; n < 500; n++) {
+		if (euid_of(pid) == (long)euid)
+			return true;
+		t_sleep_ms(10);
+	}
+	return false;
 }

@@ -316,6 +316,13 @@ uid_t t_user(const char *name);
 /* In a child: drop every group and become uid (gid = uid); exit 3 if the
  * kernel refuses. */
 void t_become(uid_t uid);
+/* Root: a set-uid-root copy of the program src (a path, or a shell word
+ * such as "$(command -v sleep)") named name, in a directory of the test's
+ * own under /tmp; its path goes to out.  t_suid_remove() takes it away. */
+void t_suid_copy(const char *src, const char *name, char *out, size_t n);
+void t_suid_remove(const char *path);
+/* Whether pid runs with effective uid euid within 5 s (after an exec). */
+bool t_wait_euid(pid_t pid, uid_t euid);
 /* Root: this process (and the children it makes from now on) in a network
  * namespace of its own, lo up.  Abstract socket names are per namespace:
  * the test may bind the default ones without touching the machine's
