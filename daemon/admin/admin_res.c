@@ -49,6 +49,7 @@ static int list_table(struct srd_client *c, struct srd_req *rq,
 		      struct srd_rep *rp, const struct srd_table *t,
 		      size_t entry_size, res_fill_fn *fill)
 {
+	client_view(c);
 	const struct srd_admin_list_req *req = rq->data;
 	const uint32_t max =
 		(sizeof(rp->data) - sizeof(struct srd_admin_list_rep)) /
@@ -216,6 +217,7 @@ int cmd_admin_res_cm_id(struct srd_client *c, struct srd_req *rq,
 	rep = rep_payload(
 		rp, sizeof(*rep) + max * sizeof(struct srd_admin_cm_id_info));
 	rep->next = SRD_ADMIN_END;
+	client_view(c);
 	n = cm_admin_list_ids(c, req->start, req->dev_index,
 			      (struct srd_admin_cm_id_info *)(rep + 1), max,
 			      &rep->next);
@@ -250,6 +252,7 @@ int cmd_admin_res_usage(struct srd_client *c, struct srd_req *rq,
 	rep = rep_payload(rp, sizeof(*rep));
 	e = (struct srd_admin_usage_info *)(rep + 1);
 	rep->next = SRD_ADMIN_END;
+	client_view(c);
 	list_for_each (&c->d->clients, it) {
 		const struct srd_client *o =
 			list_entry(it, struct srd_client, node);

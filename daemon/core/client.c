@@ -105,29 +105,28 @@ static bool pidfd_alive(int pidfd)
 }
 
 /*
- * Which pid namespaces the client is in (struct srd_client), for what
- * listings show it.  Asked of the connecting process's pidfd where the
- * kernel has one: its NSpid from the pidfd's fdinfo, its namespace from
- * PIDFD_GET_PID_NAMESPACE, or from /proc/PID/ns/pid while the pidfd says
- * the process still lives (so the pid was not another's).  Unknown (no
- * /proc, or the process went before it was asked): ns_depth 0, and such
- * a client is shown nothing but its own (client_pid_seen_by).
+ * The pid namespaces of a process (struct srd_pidns), for what listings
+ * show it: asked of its pidfd where there is one (its NSpid from the
+ * pidfd's fdinfo, its namespace from PIDFD_GET_PID_NAMESPACE, or from
+ * /proc/PID/ns/pid while the pidfd says the process still lives, so the
+ * pid was not another's), else of /proc/PID.  Unknown (no /proc, or the
+ * process went before it was asked): depth 0.
  */
-static void client_pidns(struct srd_client *c)
+static void pidns_read(struct srd_pidns *ns, int pidfd, pid_t pid)
 {
 	pid_t outer_first[SRD_NS_DEPTH];
-	int pidfd = peer_pidfd(c->fd);
 	uint32_t n = 0;
 	char path[64];
 	struct stat st;
 	int fd = -1;
 
+	memset(ns, 0, sizeof(*ns));
 	if (pidfd >= 0) {
 		snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", pidfd);
 		n = nspids_in(path, outer_first);
 		fd = n ? ioctl(pidfd, PIDFD_GET_PID_NAMESPACE, 0) : -1;
-	} else if (c->pid) {
-		snprintf(path, sizeof(path), "/proc/%d/status", (int)c->pid);
+	} else if (pid) {
+		snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
 		n = nspids_in(path, outer_first);
 	}
 	if (n && fd < 0) {
@@ -139,16 +138,14 @@ static void client_pidns(struct srd_client *c)
 			fd = -1;
 		}
 	}
-	if (pidfd >= 0)
-		close(pidfd);
 	for (uint32_t i = 0; fd >= 0 && i < n; i++) {
 		int up;
 
 		if (fstat(fd, &st))
 			break;
-		c->ns_ino[i] = st.st_ino;
-		c->ns_pid[i] = outer_first[n - 1 - i];
-		c->ns_depth = i + 1;
+		ns->ino[i] = st.st_ino;
+		ns->pid[i] = outer_first[n - 1 - i];
+		ns->depth = i + 1;
 		/* EPERM above the daemon's own namespace: the end. */
 		up = ioctl(fd, NS_GET_PARENT);
 		close(fd);
@@ -158,18 +155,68 @@ static void client_pidns(struct srd_client *c)
 		close(fd);
 }
 
+/* The connecting process's, from the pidfd the kernel recorded at
+ * connect (Linux 6.5), immune to its pid passing on meanwhile. */
+static void client_pidns(struct srd_client *c)
+{
+	int pidfd = peer_pidfd(c->fd);
+
+	pidns_read(&c->ns, pidfd, c->pid);
+	if (pidfd >= 0)
+		close(pidfd);
+}
+
+/* Is a's namespace b's own or one below it? */
+static bool pidns_within(const struct srd_pidns *a, const struct srd_pidns *b)
+{
+	return a->depth && b->depth && a->depth >= b->depth &&
+	       a->ino[a->depth - b->depth] == b->ino[0];
+}
+
+/*
+ * Whose view a listing request is judged on: its sender's, when the
+ * kernel said who sent it.  A sender other than the process that
+ * connected (a child, or a process the connection was passed to) is
+ * looked up once per request; its view is taken only where it is the
+ * connection's or narrower, so a sender gone and its pid another's by
+ * then can make it narrower, never wider.  NULL: unknown.
+ */
+void client_view(struct srd_client *c)
+{
+	int pidfd;
+
+	c->view = NULL;
+	if (!c->sender.known)
+		return;
+	if (c->sender.pid == c->pid) {
+		c->view = c->ns.depth ? &c->ns : NULL;
+		return;
+	}
+	pidfd = (int)syscall(SYS_pidfd_open, c->sender.pid, 0);
+	pidns_read(&c->sender_ns, pidfd, c->sender.pid);
+	if (pidfd >= 0)
+		close(pidfd);
+	if (!c->sender_ns.depth)
+		return;
+	if (!c->ns.depth || pidns_within(&c->sender_ns, &c->ns))
+		c->view = &c->sender_ns;
+}
+
 pid_t client_pid_seen_by(const struct srd_client *owner,
 			 const struct srd_client *who)
 {
-	/* Whose namespace is unknown is shown its own objects only, and
-	 * an owner of unknown namespace only to the daemon's own. */
-	if (!who->ns_depth)
+	const struct srd_pidns *view = who->view;
+	const struct srd_pidns *ons = &owner->ns;
+
+	/* Whose view is unknown is shown its own objects only, and an
+	 * owner of unknown namespace only to the daemon's own. */
+	if (!view)
 		return owner == who ? owner->pid : 0;
-	if (!owner->ns_depth)
-		return who->ns_depth == 1 ? owner->pid : 0;
-	for (uint32_t i = 0; i < owner->ns_depth; i++)
-		if (owner->ns_ino[i] == who->ns_ino[0])
-			return owner->ns_pid[i];
+	if (!ons->depth)
+		return view->depth == 1 ? owner->pid : 0;
+	for (uint32_t i = 0; i < ons->depth; i++)
+		if (ons->ino[i] == view->ino[0])
+			return ons->pid[i];
 	return 0;
 }
 
@@ -442,8 +489,10 @@ static int client_serve_one(struct srd_client *c)
 		rq.nfds = nfds;
 		rq.conn = c;
 		c->sender = rq.sender;
+		c->view = NULL;
 		ret = dispatch(c, &rq, &rp);
 		c->sender.known = false;
+		c->view = NULL;
 		/* Whatever the handler did not keep is closed here, so a
 		 * bad request never leaks what came with it. */
 		srd_close_fds(fds, nfds);

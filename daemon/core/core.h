@@ -128,8 +128,11 @@ void share_stray_probe(struct srd_client *c);
 /* c goes: a context cuts off its importers' connections. */
 void share_client_gone(struct srd_client *c);
 
-/* The pid of owner as who's pid namespace sees it; 0 when it does not
- * (the kernel lists such objects to nobody there). */
+/* A listing is judged on the namespace of the request's sender: learnt
+ * (once per request) by client_view(), which listings call first. */
+void client_view(struct srd_client *c);
+/* The pid of owner as who's view sees it; 0 when it does not (the kernel
+ * lists such objects to nobody there). */
 pid_t client_pid_seen_by(const struct srd_client *owner,
 			 const struct srd_client *who);
 

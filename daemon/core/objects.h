@@ -348,6 +348,14 @@ struct srd_client_mem {
 };
 
 #define SRD_NS_DEPTH 8
+/* A process's pid namespaces, its own first, up to the daemon's, and its
+ * pid in each (depth 0: unknown): a listing shows another's objects only
+ * to a caller whose namespace sees the owner, with the pid it sees. */
+struct srd_pidns {
+	uint64_t ino[SRD_NS_DEPTH];
+	pid_t pid[SRD_NS_DEPTH];
+	uint32_t depth;
+};
 
 /*
  * A context: one command connection.  An importer's connection (OPEN_DEVICE
@@ -382,12 +390,14 @@ struct srd_client {
 	/* Who sent the request being served on this connection (its
 	 * SCM_CREDENTIALS): what administration rights are judged on. */
 	struct srd_msg_cred sender;
-	/* Its pid namespaces, its own first, up to the daemon's, and its
-	 * pid in each: a listing shows another's objects only to a caller
-	 * whose namespace sees the owner, with the pid it sees. */
-	uint64_t ns_ino[SRD_NS_DEPTH];
-	pid_t ns_pid[SRD_NS_DEPTH];
-	uint32_t ns_depth;
+	/* The pid namespaces of the process that connected (learnt at
+	 * accept), and of the request's sender when that is another
+	 * process (learnt when a listing needs it, client_view()). */
+	struct srd_pidns ns;
+	struct srd_pidns sender_ns;
+	/* The view the request being served is judged on (client_view()),
+	 * NULL until a listing asks: unknown, its own objects only. */
+	const struct srd_pidns *view;
 	struct srd_usage usage; /* what it holds (limits.c) */
 	struct srd_user *user;
 };
