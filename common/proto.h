@@ -88,6 +88,7 @@ enum srd_cmd {
 	SRD_CMD_IMPORT_DM,
 	SRD_CMD_CREATE_FLOW,
 	SRD_CMD_DESTROY_FLOW,
+	SRD_CMD_PLACE_SETUP, /* common/place.h */
 	SRD_CMD__MAX
 };
 /* Never a request (no command has this op: answered EOPNOTSUPP): what the

@@ -215,6 +215,7 @@ static int ctx_open(struct srd_context *ctx, struct srd_udevice *dev,
 	pthread_mutex_init(&ctx->vctx.context.mutex, NULL);
 	ctx->vctx.context.abi_compat = __VERBS_ABI_IS_EXTENDED;
 	srd_ctx_set_ops(ctx);
+	ctx->place_ok = req.mem_access == SRD_MEM_PROCMEM;
 	return 0;
 
 err_conn:
@@ -281,6 +282,7 @@ LIB_EXPORT int ibv_close_device(struct ibv_context *context)
 
 	/* Closing the connection makes the daemon release every object the
 	 * context still owns, as closing the uverbs file does. */
+	srd_place_stop(ctx);
 	srd_conn_close(&ctx->conn);
 	if (ctx->imported)
 		close(context->cmd_fd);

@@ -60,7 +60,18 @@ struct srd_context {
 	/* ibv_import_device: cmd_fd is the shared context's (ours to close),
 	 * conn our own connection to it. */
 	bool imported;
+	/* The thread placing the device's writes into our in-place memory
+	 * (place.c), or NULL. */
+	struct srd_place_lib *place;
+	bool place_ok;	  /* in-place access: placement possible */
+	bool place_tried; /* srd_place_want() ran */
 };
+
+/* place.c: start (at the first MR reached in place), stop, and wait out
+ * what was given before now. */
+void srd_place_want(struct srd_context *ctx);
+void srd_place_stop(struct srd_context *ctx);
+void srd_place_quiesce(struct srd_context *ctx);
 
 static inline struct srd_context *to_ctx(struct ibv_context *c)
 {

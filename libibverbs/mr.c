@@ -54,6 +54,18 @@ static int acquire(const void *addr, size_t length, unsigned int access,
 			       ref);
 }
 
+/* Does the daemon reach any of it in place (its writes then want our
+ * placement thread)? */
+static bool in_place(unsigned int access, const struct srd_mem_desc *d)
+{
+	if (access & IBV_ACCESS_ON_DEMAND)
+		return true;
+	for (uint32_t i = 0; i < d->num_pieces; i++)
+		if (d->piece[i].kind == SRD_PIECE_PVM)
+			return true;
+	return false;
+}
+
 /* The implicit ODP MR: addr NULL and length SIZE_MAX, the whole address
  * space at iova == address. */
 static bool implicit_args(const void *addr, size_t length)
@@ -134,6 +146,8 @@ static struct ibv_mr *reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 	ret = srd_ctx_cmd(ctx, &a);
 	if (ret)
 		goto err_release;
+	if (in_place(access, d))
+		srd_place_want(ctx);
 	free(d);
 	srd_umr_init(mr, pd, addr, length, (int)access, rep.handle, rep.lkey,
 		     rep.rkey);
@@ -266,12 +280,15 @@ LIB_EXPORT int ibv_rereg_mr(struct ibv_mr *ibmr, int flags, struct ibv_pd *pd,
 		a.nfds = d->nfds;
 	}
 	ret = srd_ctx_cmd(to_ctx(ibmr->context), &a);
+	if (!ret && d && in_place(nacc, d))
+		srd_place_want(to_ctx(ibmr->context));
 	free(d);
 	if (ret) {
 		srd_mem_release(&nref);
 		errno = -ret;
 		return IBV_REREG_MR_ERR_CMD;
 	}
+	srd_place_quiesce(to_ctx(ibmr->context));
 	if (flags & IBV_REREG_MR_CHANGE_TRANSLATION) {
 		srd_mem_release(&mr->mem);
 		mr->mem = nref;
@@ -297,6 +314,7 @@ LIB_EXPORT int ibv_dereg_mr(struct ibv_mr *ibmr)
 	ret = srd_destroy_handle(ibmr->context, SRD_CMD_DEREG_MR, ibmr->handle);
 	if (ret)
 		return srd_ret_errno(ret);
+	srd_place_quiesce(to_ctx(ibmr->context));
 	/* The daemon has unmapped it: the pages may go back to private. */
 	srd_mem_release(&mr->mem);
 	free(mr);

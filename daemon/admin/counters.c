@@ -65,6 +65,9 @@ static void add(struct srd_tp_counters *sum, const struct srd_tp_counters *c)
 	sum->rx_drops += c->rx_drops;
 	sum->delay_backoffs += c->delay_backoffs;
 	sum->xrc_srqn_errs += c->xrc_srqn_errs;
+	sum->place_jobs += c->place_jobs;
+	sum->place_copied += c->place_copied;
+	sum->place_waits += c->place_waits;
 }
 
 static void emit_tp(struct stat_out *o, const struct srd_tp_counters *c)
@@ -84,6 +87,9 @@ static void emit_tp(struct stat_out *o, const struct srd_tp_counters *c)
 	emit(o, "qp_rx_drops", c->rx_drops);
 	emit(o, "delay_backoffs", c->delay_backoffs);
 	emit(o, "xrc_srqn_errs", c->xrc_srqn_errs);
+	emit(o, "owner_placed", c->place_jobs);
+	emit(o, "owner_place_fallback", c->place_copied);
+	emit(o, "owner_place_waits", c->place_waits);
 }
 
 /*

@@ -374,6 +374,7 @@ void client_destroy(struct srd_client *c)
 		close(c->async_wfd);
 	if (c->trace_fd >= 0)
 		close(c->trace_fd);
+	engine_mem_gone(c->mem);
 	client_mem_put(c->mem);
 	limits_client_gone(c);
 	list_del(&c->node);

@@ -237,6 +237,7 @@ srd_cmd_fn cmd_create_srq, cmd_modify_srq, cmd_query_srq, cmd_destroy_srq;
 srd_cmd_fn cmd_create_ah, cmd_destroy_ah;
 srd_cmd_fn cmd_modify_cq;
 srd_cmd_fn cmd_alloc_dm, cmd_free_dm, cmd_reg_dm_mr;
+srd_cmd_fn cmd_place_setup;
 srd_cmd_fn cmd_open_xrcd, cmd_close_xrcd, cmd_open_qp;
 srd_cmd_fn cmd_import_pd, cmd_import_mr, cmd_import_dm;
 srd_cmd_fn cmd_create_flow, cmd_destroy_flow;

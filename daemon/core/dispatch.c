@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "daemon/core/core.h"
+#include "common/place.h"
 #include "daemon/core/mcast.h"
 
 static const struct cmd_desc verbs_cmds[SRD_CMD__MAX] = {
@@ -96,6 +97,8 @@ static const struct cmd_desc verbs_cmds[SRD_CMD__MAX] = {
 				  F_VAR | F_FDS },
 	[SRD_CMD_DESTROY_FLOW] = { cmd_destroy_flow,
 				   sizeof(struct srd_handle_req), 0 },
+	[SRD_CMD_PLACE_SETUP] = { cmd_place_setup,
+				  sizeof(struct srd_place_setup_req), 0 },
 };
 
 void *rep_payload(struct srd_rep *rp, size_t len)

@@ -62,6 +62,9 @@ struct srd_tp_counters {
 	uint64_t rx_drops;	 /* out of state, bad opcode for the QP */
 	uint64_t delay_backoffs; /* window cuts for a growing round trip */
 	uint64_t xrc_srqn_errs;	 /* XRC requests naming no SRQ of the domain */
+	uint64_t place_jobs;	 /* WRITEs placed by the memory's owner */
+	uint64_t place_copied;	 /* ... which the daemon copied after all */
+	uint64_t place_waits;	 /* requests dropped behind a placement */
 };
 
 struct srd_port {
@@ -345,6 +348,10 @@ struct srd_client_mem {
 	 * PROT_NONE and read-only pages too (FOLL_FORCE): ODP accesses ask
 	 * this one what is mapped, and how, right now. */
 	int maps_fd;
+	/* Seen alive until then (objects/mem.c), 0: not yet. */
+	uint64_t alive_until;
+	/* Its placement ring (transport/place.c), once it asked for one. */
+	struct srd_place *place;
 };
 
 #define SRD_NS_DEPTH 8
@@ -531,6 +538,12 @@ int mr_read(struct srd_mr *mr, uint64_t va, void *buf, uint64_t len);
 /* Does the address space a pvm MR is reached through still exist?  Once
  * its client is gone the MR reads and writes nothing. */
 bool mr_owner_alive(const struct srd_mr *mr);
+/* pread/pwrite on a client's mem file: 0, -ESRCH (the address space is
+ * gone) or -EFAULT. */
+int mem_file_xfer(const struct srd_client_mem *m, uint64_t addr, void *buf,
+		  uint64_t len, bool write);
+/* The client's memory is no longer reachable: its placement ring goes. */
+void engine_mem_gone(struct srd_client_mem *m);
 int mr_odp_check(const struct srd_mr *mr, uint64_t va, uint64_t len,
 		 bool write);
 int mr_write(struct srd_mr *mr, uint64_t va, const void *buf, uint64_t len);

@@ -15,6 +15,8 @@
 #include "daemon/objects/store_order.h"
 
 #define BOUNCE_BYTES (64 * 1024)
+/* How long an owner seen alive is taken to be (mr_owner_alive). */
+#define ALIVE_TRUST_NS 1000000ull
 
 static uint64_t mr_client_addr(const struct srd_mr *mr, uint64_t va)
 {
@@ -57,14 +59,27 @@ static int procmem_xfer(int fd, uint64_t raddr, void *buf, uint64_t len,
 	return 0;
 }
 
+int mem_file_xfer(const struct srd_client_mem *m, uint64_t addr, void *buf,
+		  uint64_t len, bool write)
+{
+	if (m->kind != SRD_MEM_PROCMEM)
+		return -EFAULT;
+	return procmem_xfer(m->fd, addr, buf, len, write);
+}
+
 bool mr_owner_alive(const struct srd_mr *mr)
 {
-	const struct srd_client_mem *cm = mr->mem;
+	struct srd_client_mem *cm = mr->mem;
 	uint8_t b;
 	ssize_t n;
 
 	if (!cm)
 		return false;
+	/* An address space that lived a moment ago is taken to live now:
+	 * the check is a courtesy (the owner may go right after it), and a
+	 * copy through the mem file finds out for itself. */
+	if (cm->alive_until && srd_now_ns() < cm->alive_until)
+		return true;
 	switch (cm->kind) {
 	case SRD_MEM_PROCMEM:
 		/* 0 bytes: the address space is gone (an unreadable page
@@ -75,6 +90,8 @@ bool mr_owner_alive(const struct srd_mr *mr)
 			n = pread(cm->fd, &b, 1,
 				  mr->odp ? 0 : (off_t)(mr->addr & INT64_MAX));
 		while (n < 0 && errno == EINTR);
+		if (n != 0)
+			cm->alive_until = srd_now_ns() + ALIVE_TRUST_NS;
 		return n != 0;
 	default:
 		return false;

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "common/place.h"
 #include "daemon/transport/dma.h"
 
 void dma_init_sgl(struct srd_dma *m, const struct srd_sge *sge, uint32_t num,
@@ -266,6 +267,48 @@ int dma_map_iov(struct srd_daemon *d, struct srd_dma *m, uint64_t len,
 				return -E2BIG;
 			iov[n].iov_base = p;
 			iov[n++].iov_len = k;
+		}
+		m->off += k;
+		len -= k;
+	}
+	return n;
+}
+
+int dma_client_iov(struct srd_daemon *d, struct srd_dma *m, uint64_t len,
+		   struct srd_place_iov *iov, int max,
+		   struct srd_client_mem **mem)
+{
+	struct srd_mr *cache = NULL;
+	uint32_t key = 0;
+	int n = 0;
+
+	*mem = NULL;
+	if (m->kind == SRD_DMA_BUF)
+		return -ENOTSUP;
+	while (len) {
+		struct piece pc;
+		struct srd_mr *mr;
+		uint64_t k, a;
+
+		if (!cur_piece(m, &pc))
+			return -EFAULT;
+		k = pc.len < len ? pc.len : len;
+		mr = piece_mr(d, m, &pc, k, &cache, &key);
+		if (!mr)
+			return -EFAULT;
+		/* In place in one process: what its own thread can reach. */
+		if (mr->base || !mr->pvm || !mr->mem ||
+		    (*mem && mr->mem != *mem))
+			return -ENOTSUP;
+		*mem = mr->mem;
+		a = mr->addr + (pc.va - mr->iova);
+		if (n && iov[n - 1].addr + iov[n - 1].len == a) {
+			iov[n - 1].len += k;
+		} else {
+			if (n == max)
+				return -E2BIG;
+			iov[n].addr = a;
+			iov[n++].len = k;
 		}
 		m->off += k;
 		len -= k;

@@ -13,6 +13,8 @@
 #include "daemon/transport/engine.h"
 #include "daemon/transport/wire.h"
 
+#define PLACE_LOOK_NS 1000000ull
+
 int engine_init(struct srd_daemon *d)
 {
 	struct srd_engine *e = calloc(1, sizeof(*e));
@@ -21,6 +23,7 @@ int engine_init(struct srd_daemon *d)
 	if (!e)
 		return -ENOMEM;
 	e->d = d;
+	list_head_init(&e->place_busy);
 	d->engine = e;
 	err = wire_init(e);
 	if (err) {
@@ -131,6 +134,7 @@ static void tp_reset(struct srd_qp_transport *tp)
 	tp->last_wqe_sent = false;
 	tp->flush_pending = false;
 	tp->route_valid = false;
+	engine_place_tp_gone(tp);
 	responder_reset(tp);
 }
 
@@ -177,6 +181,7 @@ void engine_qp_destroy(struct srd_qp *qp)
 		return;
 	/* A held ACK goes now: the QP's path is still there. */
 	responder_ack_flush(tp);
+	engine_place_tp_gone(tp);
 	qp->tp = NULL;
 	free(tp->res);
 	free(tp->swq);
@@ -312,6 +317,7 @@ bool engine_progress(struct srd_daemon *d, uint64_t now_ns)
 
 	e->now = now_ns;
 	e->in_progress = true;
+	work |= place_poll(e);
 	work |= wire_poll(e);
 	work |= raw_poll(e);
 	list_for_each (&d->qps, it) {
@@ -328,6 +334,11 @@ bool engine_progress(struct srd_daemon *d, uint64_t now_ns)
 uint64_t engine_next_deadline(struct srd_daemon *d)
 {
 	uint64_t t = wire_next_deadline(d->engine);
+
+	/* The owner's thread rings the doorbell when it finishes jobs; a
+	 * look now and then covers one that cannot. */
+	if (place_waiting(d->engine))
+		t = d->engine->now + PLACE_LOOK_NS;
 
 	list_for_each (&d->qps, it) {
 		struct srd_qp *qp = list_entry(it, struct srd_qp, node);

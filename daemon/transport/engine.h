@@ -54,7 +54,8 @@ struct srd_engine {
 	uint32_t nack_deferred;
 	struct srd_qp_transport *ack_deferred[SRD_ACK_DEFER_MAX];
 	uint64_t wire_drops;
-	struct srd_wire *wire; /* wire.h */
+	struct srd_wire *wire;	     /* wire.h */
+	struct list_head place_busy; /* rings with jobs out (place.c) */
 };
 
 enum srd_swqe_state {
@@ -216,6 +217,12 @@ struct srd_qp_transport {
 	uint32_t nres;
 	uint32_t res_next;
 	struct srd_resp_res *rd_active; /* READ reply being sent */
+	/* Placement by the memory's owner (place.c): jobs not yet retired,
+	 * the newest (its ACK waits on it), and requests dropped behind
+	 * them (a sequence NAK asks for them again once all are done). */
+	uint32_t place_pending;
+	struct place_shadow *place_last;
+	bool place_resend;
 
 	/* --- misc --- */
 	bool flush_pending;
@@ -359,6 +366,25 @@ void responder_reset(struct srd_qp_transport *tp);
  * receive WQE taken (flushing completes it). */
 void responder_reset_msg(struct srd_qp_transport *tp);
 int responder_set_resources(struct srd_qp_transport *tp, uint32_t n);
+/* A placement job of tp retired: err 0 (placed), -EACCES (the destination
+ * could not be written) or another (the source could not be read); the
+ * ACK that waited on it, if any. */
+void responder_place_retired(struct srd_qp_transport *tp, uint32_t psn, int err,
+			     bool ack, uint32_t ack_psn);
+
+/* --- place.c --- */
+/* Hand len bytes from src to dst at their cursors to the destination
+ * owner's thread, as the packets up to last_psn; 0, or -EAGAIN where this
+ * copy cannot be handed over (then nothing changed). */
+int place_post(struct srd_qp_transport *tp, struct srd_dma *dst,
+	       struct srd_dma *src, uint64_t len, uint32_t last_psn);
+/* The ACK of psn waits for tp's newest job; false: no job is out. */
+bool place_hold_ack(struct srd_qp_transport *tp, uint32_t psn);
+/* Retire finished jobs; true if any. */
+bool place_poll(struct srd_engine *e);
+bool place_waiting(const struct srd_engine *e);
+/* tp goes or starts over: its jobs retire silently. */
+void engine_place_tp_gone(struct srd_qp_transport *tp);
 
 /* --- completer.c --- */
 void completer_rx(struct srd_qp_transport *tp, struct srd_pkt *pkt);

@@ -564,6 +564,60 @@ static enum resp_state exec_send(struct resp_ctx *c)
 	return RS_COMPLETE;
 }
 
+/* --- placement by the memory's owner (place.c) ---------------------------- */
+
+/* A WRITE this long is handed to the owner's thread; a shorter one costs
+ * less copied here than the owner's wake-up would. */
+#define PLACE_MIN_BYTES (16 * 1024)
+
+/* What may be handed over as a placement job: an RC WRITE without
+ * immediate, in order; anything else must see the jobs before it done. */
+static bool may_place(const struct resp_ctx *c)
+{
+	const struct srd_qp_transport *tp = c->tp;
+
+	return tp->qp->type == IBV_QPT_RC && (c->m & OPF_WRITE) &&
+	       !(c->m & OPF_IMM) && !tp->place_resend &&
+	       c->pkt->psn == tp->epsn;
+}
+
+/* Dropped behind the jobs out: asked for again when they are done. */
+static enum resp_state wait_placed(struct resp_ctx *c)
+{
+	c->tp->place_resend = true;
+	c->tp->cnt.place_waits += c->pkt->npkts;
+	return RS_DONE;
+}
+
+void responder_place_retired(struct srd_qp_transport *tp, uint32_t psn, int err,
+			     bool ack, uint32_t ack_psn)
+{
+	enum ibv_qp_state qs = tp_state(tp);
+
+	if (qs == IBV_QPS_ERR || qs == IBV_QPS_RESET)
+		return;
+	if (err) {
+		/* The data did not land: say so for its packet, and stop
+		 * (IBTA class C, as a key check failing would). */
+		send_ack(tp,
+			 ROCE_AETH_NAK | (err == -EACCES ? ROCE_NAK_REM_ACCESS
+							 : ROCE_NAK_REM_OP),
+			 psn);
+		tp_error(tp, err == -EACCES ? IBV_EVENT_QP_ACCESS_ERR
+					    : IBV_EVENT_QP_FATAL);
+		return;
+	}
+	if (ack)
+		send_ack_in_order(tp, ack_psn);
+	if (!tp->place_pending && tp->place_resend) {
+		tp->place_resend = false;
+		tp->cnt.seq_naks_sent++;
+		tp->nak_recent = true;
+		tp->nak_psn = tp->epsn;
+		send_ack(tp, ROCE_AETH_NAK | ROCE_NAK_PSN_SEQ, tp->epsn);
+	}
+}
+
 static enum resp_state exec_write(struct resp_ctx *c)
 {
 	struct srd_qp_transport *tp = c->tp;
@@ -575,6 +629,14 @@ static enum resp_state exec_write(struct resp_ctx *c)
 		return RS_COMPLETE;
 	dma_init_range(&dst, tp->wr_rkey, tp->wr_va, len, tp->qp->pd,
 		       tp->qp->qpn, IBV_ACCESS_REMOTE_WRITE);
+	if (may_place(c) &&
+	    (tp->place_pending || tp->wr_len >= PLACE_MIN_BYTES)) {
+		if (!place_post(tp, &dst, &c->pkt->pay, len,
+				c->pkt->psn + c->pkt->npkts - 1))
+			goto placed;
+		if (tp->place_pending)
+			return wait_placed(c);
+	}
 	err = dma_copy(tp->eng->d, &dst, &c->pkt->pay, len);
 	if (err == -EFAULT) {
 		tp->cnt.rx_drops++;
@@ -582,6 +644,7 @@ static enum resp_state exec_write(struct resp_ctx *c)
 	}
 	if (err)
 		return c->rc ? RS_ERR_ACCESS : RS_DROP_MSG;
+placed:
 	tp->wr_va += len;
 	tp->wr_resid -= len;
 	return RS_COMPLETE;
@@ -824,8 +887,11 @@ static enum resp_state complete(struct resp_ctx *c)
 
 static enum resp_state acknowledge(struct resp_ctx *c)
 {
-	if (c->rc && c->pkt->ack_req)
-		send_ack_in_order(c->tp, c->pkt->psn + c->pkt->npkts - 1);
+	uint32_t psn = c->pkt->psn + c->pkt->npkts - 1;
+
+	/* An ACK says the data landed: behind a job it waits for it. */
+	if (c->rc && c->pkt->ack_req && !place_hold_ack(c->tp, psn))
+		send_ack_in_order(c->tp, psn);
 	return RS_DONE;
 }
 
@@ -1003,6 +1069,11 @@ void responder_rx(struct srd_qp_transport *tp, struct srd_pkt *pkt)
 		responder_run(tp, UINT_MAX);
 		if (tp_state(tp) == IBV_QPS_ERR)
 			return;
+	}
+	/* Behind placement jobs only more of them, in order. */
+	if (tp->place_pending && !may_place(&c)) {
+		wait_placed(&c);
+		return;
 	}
 	if (qp->type == IBV_QPT_XRC_RECV && !xrc_request(tp, pkt, &st))
 		return;

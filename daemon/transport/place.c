@@ -1,0 +1,407 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Placement by the owner (common/place.h, docs/trust.md): an RC WRITE
+ * between in-place buffers of two processes of one user is copied by a
+ * thread of the destination's own library, one process_vm_readv per
+ * batch of jobs, instead of by the daemon through two /proc/PID/mem
+ * files and a bounce buffer.
+ *
+ * The responder checks and sequences a request as always, then posts a
+ * job instead of copying.  Until the job is done nothing that would show
+ * the data placed leaves: the QP's ACK waits on its newest job, and a
+ * request the QP cannot also hand over as a job is dropped, to be asked
+ * for again (a PSN sequence NAK) once every job of the QP is done.  Jobs
+ * retire in ring order; a destination that cannot be written is a remote
+ * access error, a source the owner could not read is copied by the daemon
+ * itself, through the two mem files, as it would have been.
+ *
+ * Nothing here waits for a client: jobs are looked at in each engine pass
+ * and the owner's thread rings the doorbell when it finishes some.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "common/place.h"
+#include "daemon/core/core.h"
+#include "daemon/transport/engine.h"
+
+struct place_shadow {
+	struct srd_qp_transport *tp; /* NULL: nothing to do at retirement */
+	uint64_t posted_at;	     /* engine time */
+	uint32_t psn;		     /* the job's last PSN */
+	bool ack;		     /* an ACK waits on this job */
+	uint32_t ack_psn;
+	/* To copy it ourselves: the source's address space, held. */
+	struct srd_client_mem *src;
+	uint16_t nsrc, ndst;
+	uint64_t len;
+	struct srd_place_iov siov[SRD_PLACE_MAX_IOV];
+	struct srd_place_iov diov[SRD_PLACE_MAX_IOV];
+};
+
+struct srd_place {
+	struct srd_client_mem *mem; /* whose ring (not held: it holds us) */
+	struct srd_place_ring *ring;
+	uint32_t posted, retired;
+	bool busy;	       /* in the engine's list */
+	struct list_node node; /* engine->place_busy */
+	/* The owner, as PLACE_SETUP found it. */
+	uid_t uid;
+	gid_t gid;
+	uint64_t ns_ino; /* its pid namespace, 0: unknown */
+	pid_t ns_pid;	 /* its pid there */
+	bool peer_read;
+	uint64_t token_addr;
+	uint8_t token[SRD_PLACE_TOKEN_BYTES];
+	struct place_shadow sh[SRD_PLACE_SLOTS];
+};
+
+/* How long a job may wait for its owner's thread before the daemon looks
+ * at why (stalled()). */
+#define PLACE_STALL_NS 5000000ull
+
+static uint32_t slot_of(uint32_t n)
+{
+	return n & (SRD_PLACE_SLOTS - 1);
+}
+
+/* --- setup and teardown -------------------------------------------------- */
+
+int cmd_place_setup(struct srd_client *c, struct srd_req *rq,
+		    struct srd_rep *rp)
+{
+	const struct srd_place_setup_req *req = rq->data;
+	struct srd_client_mem *m = c->mem;
+	struct srd_place_setup_rep *rep;
+	struct srd_place *p;
+	void *map;
+	int fd;
+
+	if (req->flags & ~SRD_PLACE_F_PEER_READ || req->rsvd)
+		return -EINVAL;
+	/* Only the process whose memory it is may ask, once. */
+	if (m->kind != SRD_MEM_PROCMEM || !rq->sender.known ||
+	    rq->sender.pid != m->pid)
+		return -EPERM;
+	if (m->place)
+		return -EBUSY;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	fd = shm_create("softrdma-place", SRD_PLACE_RING_BYTES, 0, &map);
+	if (fd < 0) {
+		free(p);
+		return fd;
+	}
+	p->mem = m;
+	p->ring = map;
+	p->uid = rq->sender.uid;
+	p->gid = rq->sender.gid;
+	/* The namespace learnt at connect is the sender's only when the
+	 * sender is the process that connected. */
+	if (c->pid == m->pid && c->ns.depth) {
+		p->ns_ino = c->ns.ino[0];
+		p->ns_pid = c->ns.pid[0];
+	}
+	p->peer_read = req->flags & SRD_PLACE_F_PEER_READ;
+	p->token_addr = req->token_addr;
+	memcpy(p->token, req->token, sizeof(p->token));
+	m->place = p;
+	rep = REP(rp, struct srd_place_setup_rep);
+	rep->slots = SRD_PLACE_SLOTS;
+	rep->ring_bytes = SRD_PLACE_RING_BYTES;
+	rep_add_fd(rp, fd, false);
+	return 0;
+}
+
+static void shadow_clear(struct place_shadow *s)
+{
+	client_mem_put(s->src);
+	s->src = NULL;
+	s->tp = NULL;
+	s->ack = false;
+}
+
+void engine_mem_gone(struct srd_client_mem *m)
+{
+	struct srd_place *p = m->place;
+
+	if (!p)
+		return;
+	/* Jobs not done now never will be: their QPs hear nothing more
+	 * from them (no ACK for data that did not land). */
+	for (uint32_t n = p->retired; n != p->posted; n++) {
+		struct place_shadow *s = &p->sh[slot_of(n)];
+
+		if (s->tp)
+			s->tp->place_pending--;
+		shadow_clear(s);
+	}
+	if (p->busy)
+		list_del(&p->node);
+	munmap(p->ring, SRD_PLACE_RING_BYTES);
+	free(p);
+	m->place = NULL;
+}
+
+void engine_place_tp_gone(struct srd_qp_transport *tp)
+{
+	struct srd_engine *e = tp->eng;
+
+	if (!tp->place_pending)
+		return;
+	list_for_each (&e->place_busy, it) {
+		struct srd_place *p = list_entry(it, struct srd_place, node);
+
+		for (uint32_t n = p->retired; n != p->posted; n++)
+			if (p->sh[slot_of(n)].tp == tp)
+				p->sh[slot_of(n)].tp = NULL;
+	}
+	tp->place_pending = 0;
+	tp->place_resend = false;
+}
+
+/* --- posting -------------------------------------------------------------- */
+
+/* A source owner's pid as the destination owner's namespace numbers it. */
+static bool peer_pid(const struct srd_place *src, const struct srd_place *dst,
+		     pid_t *pid)
+{
+	if (!src->ns_ino || src->ns_ino != dst->ns_ino)
+		return false;
+	*pid = src->ns_pid;
+	return true;
+}
+
+static bool peers(const struct srd_place *src, const struct srd_place *dst)
+{
+	return src->peer_read && src->uid == dst->uid && src->gid == dst->gid;
+}
+
+int place_post(struct srd_qp_transport *tp, struct srd_dma *dst,
+	       struct srd_dma *src, uint64_t len, uint32_t last_psn)
+{
+	struct srd_daemon *d = tp->eng->d;
+	struct srd_place_iov siov[SRD_PLACE_MAX_IOV], diov[SRD_PLACE_MAX_IOV];
+	struct srd_client_mem *smem, *dmem;
+	struct srd_place *sp, *dp;
+	struct place_shadow *s;
+	struct srd_place_job *j;
+	struct srd_dma sc = *src, dc = *dst;
+	int ns, nd;
+	pid_t pid;
+
+	if (len > INT_MAX)
+		return -E2BIG;
+	nd = dma_client_iov(d, &dc, len, diov, SRD_PLACE_MAX_IOV, &dmem);
+	if (nd <= 0 || !dmem->place)
+		return -EAGAIN;
+	dp = dmem->place;
+	if (dp->posted - dp->retired >= SRD_PLACE_SLOTS)
+		return -EAGAIN;
+	ns = dma_client_iov(d, &sc, len, siov, SRD_PLACE_MAX_IOV, &smem);
+	if (ns <= 0 || !smem->place || !peers(smem->place, dp) ||
+	    !peer_pid(smem->place, dp, &pid))
+		return -EAGAIN;
+	sp = smem->place;
+	s = &dp->sh[slot_of(dp->posted)];
+	memcpy(s->siov, siov, sizeof(siov[0]) * ns);
+	memcpy(s->diov, diov, sizeof(diov[0]) * nd);
+
+	s->tp = tp;
+	s->posted_at = tp->eng->now;
+	s->psn = last_psn & ROCE_PSN_MASK;
+	s->ack = false;
+	s->src = client_mem_get(smem);
+	s->nsrc = (uint16_t)ns;
+	s->ndst = (uint16_t)nd;
+	s->len = len;
+
+	j = &dp->ring->job[slot_of(dp->posted)];
+	j->seq = dp->posted;
+	j->src_pid = pid;
+	j->nsrc = s->nsrc;
+	j->ndst = s->ndst;
+	j->len = len;
+	j->token_addr = sp->token_addr;
+	memcpy(j->token, sp->token, sizeof(j->token));
+	memcpy(j->src, s->siov, sizeof(j->src[0]) * ns);
+	memcpy(j->dst, s->diov, sizeof(j->dst[0]) * nd);
+	__atomic_store_n(&j->state, SRD_PLACE_POSTED, __ATOMIC_RELEASE);
+	dp->posted++;
+	/* Sequentially consistent, as the owner's store of sleeping and its
+	 * load of posted: one of us sees the other. */
+	__atomic_store_n(&dp->ring->posted, dp->posted, __ATOMIC_SEQ_CST);
+	tp->place_pending++;
+	tp->place_last = s;
+	if (!dp->busy) {
+		list_add_tail(&tp->eng->place_busy, &dp->node);
+		dp->busy = true;
+	}
+	if (__atomic_load_n(&dp->ring->sleeping, __ATOMIC_SEQ_CST))
+		syscall(SYS_futex, &dp->ring->posted, FUTEX_WAKE, 1, NULL, NULL,
+			0);
+	return 0;
+}
+
+bool place_hold_ack(struct srd_qp_transport *tp, uint32_t psn)
+{
+	struct place_shadow *s = tp->place_last;
+
+	if (!tp->place_pending || !s)
+		return false;
+	s->ack = true;
+	s->ack_psn = psn & ROCE_PSN_MASK;
+	return true;
+}
+
+/* --- retiring ------------------------------------------------------------- */
+
+/* What the owner could not read, through the two mem files. */
+static int copy_ourselves(struct srd_client_mem *dst,
+			  const struct place_shadow *s)
+{
+	static uint8_t bounce[64 * 1024];
+	uint32_t si = 0, di = 0;
+	uint64_t so = 0, dof = 0, left = s->len;
+
+	while (left) {
+		uint64_t n = left < sizeof(bounce) ? left : sizeof(bounce);
+		uint64_t done;
+		int err;
+
+		for (done = 0; done < n;) {
+			uint64_t k = s->siov[si].len - so;
+
+			if (k > n - done)
+				k = n - done;
+			err = mem_file_xfer(s->src, s->siov[si].addr + so,
+					    bounce + done, k, false);
+			if (err)
+				return err;
+			done += k;
+			so += k;
+			if (so == s->siov[si].len) {
+				si++;
+				so = 0;
+			}
+		}
+		for (done = 0; done < n;) {
+			uint64_t k = s->diov[di].len - dof;
+
+			if (k > n - done)
+				k = n - done;
+			err = mem_file_xfer(dst, s->diov[di].addr + dof,
+					    bounce + done, k, true);
+			if (err)
+				return -EACCES;
+			done += k;
+			dof += k;
+			if (dof == s->diov[di].len) {
+				di++;
+				dof = 0;
+			}
+		}
+		left -= n;
+	}
+	return 0;
+}
+
+static void retire(struct srd_place *p, struct place_shadow *s, uint32_t st)
+{
+	struct srd_qp_transport *tp = s->tp;
+	int err = 0;
+
+	if (tp && st == SRD_PLACE_FAIL_SRC) {
+		err = copy_ourselves(p->mem, s);
+		tp->cnt.place_copied++;
+	} else if (st != SRD_PLACE_DONE) {
+		err = -EACCES;
+	}
+	if (tp) {
+		tp->cnt.place_jobs++;
+		tp->place_pending--;
+		if (tp->place_last == s)
+			tp->place_last = NULL;
+		responder_place_retired(tp, s->psn, err, s->ack, s->ack_psn);
+	}
+	shadow_clear(s);
+}
+
+/* Is the owner's address space still there?  0 bytes read: gone. */
+static bool owner_alive(const struct srd_place *p)
+{
+	uint8_t b;
+
+	return !mem_file_xfer(p->mem, p->token_addr, &b, 1, false);
+}
+
+/*
+ * The oldest job has waited PLACE_STALL_NS: one still posted is taken
+ * back and copied by the daemon (the owner's thread does not run, or is
+ * gone); one claimed by an owner that is gone failed.  A claimed job of a
+ * live owner is waited for: it stalls only that user's own QPs.
+ */
+static uint32_t stalled(struct srd_place *p, struct srd_place_job *j,
+			uint32_t st)
+{
+	uint32_t want = SRD_PLACE_POSTED;
+
+	if (st == SRD_PLACE_POSTED) {
+		if (__atomic_compare_exchange_n(
+			    &j->state, &want, SRD_PLACE_REVOKED, false,
+			    __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+			return SRD_PLACE_FAIL_SRC;
+		st = want; /* claimed meanwhile, or finished */
+	}
+	if (st == SRD_PLACE_CLAIMED && !owner_alive(p))
+		return SRD_PLACE_FAIL_DST;
+	return st;
+}
+
+bool place_poll(struct srd_engine *e)
+{
+	bool work = false;
+
+	list_for_each (&e->place_busy, it) {
+		struct srd_place *p = list_entry(it, struct srd_place, node);
+
+		while (p->retired != p->posted) {
+			struct srd_place_job *j =
+				&p->ring->job[slot_of(p->retired)];
+			struct place_shadow *s = &p->sh[slot_of(p->retired)];
+			uint32_t st =
+				__atomic_load_n(&j->state, __ATOMIC_ACQUIRE);
+
+			if ((st == SRD_PLACE_POSTED ||
+			     st == SRD_PLACE_CLAIMED) &&
+			    e->now - s->posted_at >= PLACE_STALL_NS)
+				st = stalled(p, j, st);
+			if (st == SRD_PLACE_POSTED || st == SRD_PLACE_CLAIMED)
+				break;
+			if (st != SRD_PLACE_DONE && st != SRD_PLACE_FAIL_SRC)
+				st = SRD_PLACE_FAIL_DST;
+			__atomic_store_n(&j->state, SRD_PLACE_FREE,
+					 __ATOMIC_RELAXED);
+			retire(p, &p->sh[slot_of(p->retired)], st);
+			p->retired++;
+			work = true;
+		}
+		if (p->retired == p->posted) {
+			list_del(&p->node);
+			p->busy = false;
+		}
+	}
+	return work;
+}
+
+bool place_waiting(const struct srd_engine *e)
+{
+	return !list_empty(&e->place_busy);
+}

@@ -1,0 +1,356 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Placement by the owner (common/place.h): a thread of ours copies, into
+ * our own in-place memory, what the device would otherwise write there
+ * through our /proc/self/mem.  One process_vm_readv per batch of jobs
+ * from one source process, with our rights, at the moment of the copy:
+ * pages we write-protected or unmapped are not written, and the kernel
+ * refuses a source we may not read.
+ *
+ * The thread spins a little after its last job (a WRITE stream keeps it
+ * busy), then sleeps on the ring's futex; the daemon wakes it.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/random.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/place.h"
+#include "libibverbs/ibverbs.h"
+
+#define SPIN_NS 50000ull
+#define BATCH_IOV 1024 /* the kernel's UIO_MAXIOV */
+
+struct srd_place_lib {
+	struct srd_context *ctx;
+	struct srd_place_ring *ring;
+	pthread_t thread;
+	uint32_t next;	   /* the next job to run (worker only) */
+	uint32_t finished; /* jobs finished (atomic) */
+	uint32_t stop;	   /* atomic */
+	struct iovec lo[BATCH_IOV + 1], re[BATCH_IOV + 1];
+};
+
+/* Bytes at a fixed place in this process, for its life: a job reads them
+ * with the source data, and finds them only in this address space. */
+static uint8_t place_token[SRD_PLACE_TOKEN_BYTES];
+static pthread_once_t token_once = PTHREAD_ONCE_INIT;
+
+static void token_init(void)
+{
+	if (getrandom(place_token, sizeof(place_token), 0) !=
+	    (ssize_t)sizeof(place_token))
+		memset(place_token, 0xa5, sizeof(place_token));
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Is every destination range mapped writable now?  Only asked after a
+ * copy failed, to tell our side from the source's. */
+static bool dst_writable(const struct srd_place_job *j)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	char line[512];
+	bool ok = true;
+
+	if (!f)
+		return false;
+	for (uint32_t i = 0; ok && i < j->ndst; i++) {
+		uint64_t a = j->dst[i].addr, end = a + j->dst[i].len;
+
+		rewind(f);
+		while (a < end && fgets(line, sizeof(line), f)) {
+			uint64_t lo, hi;
+			char perm[5];
+
+			if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %4s", &lo,
+				   &hi, perm) != 3)
+				continue;
+			if (lo <= a && a < hi) {
+				if (perm[1] != 'w')
+					break;
+				a = hi;
+			}
+		}
+		ok = a >= end;
+	}
+	fclose(f);
+	return ok;
+}
+
+/* Add job j's ranges to the batch at *n; false: they do not fit. */
+static bool batch_add(struct srd_place_lib *pl, const struct srd_place_job *j,
+		      int *nl, int *nr)
+{
+	if (j->nsrc > SRD_PLACE_MAX_IOV || j->ndst > SRD_PLACE_MAX_IOV ||
+	    *nl + j->ndst > BATCH_IOV + 1 || *nr + j->nsrc > BATCH_IOV + 1)
+		return false;
+	for (uint32_t i = 0; i < j->ndst; i++) {
+		pl->lo[*nl].iov_base = (void *)(uintptr_t)j->dst[i].addr;
+		pl->lo[(*nl)++].iov_len = j->dst[i].len;
+	}
+	for (uint32_t i = 0; i < j->nsrc; i++) {
+		pl->re[*nr].iov_base = (void *)(uintptr_t)j->src[i].addr;
+		pl->re[(*nr)++].iov_len = j->src[i].len;
+	}
+	return true;
+}
+
+/* Copy jobs [first, first + n) of one source, token first; true if every
+ * byte came and the token with them. */
+static bool run_batch(struct srd_place_lib *pl, uint32_t first, uint32_t n)
+{
+	const struct srd_place_job *j0 =
+		&pl->ring->job[first & (SRD_PLACE_SLOTS - 1)];
+	uint8_t tok[SRD_PLACE_TOKEN_BYTES];
+	uint64_t total = sizeof(tok);
+	int nl = 1, nr = 1;
+	ssize_t got;
+
+	pl->lo[0].iov_base = tok;
+	pl->lo[0].iov_len = sizeof(tok);
+	pl->re[0].iov_base = (void *)(uintptr_t)j0->token_addr;
+	pl->re[0].iov_len = sizeof(tok);
+	for (uint32_t k = 0; k < n; k++) {
+		const struct srd_place_job *j =
+			&pl->ring->job[(first + k) & (SRD_PLACE_SLOTS - 1)];
+
+		if (!batch_add(pl, j, &nl, &nr))
+			return false;
+		total += j->len;
+	}
+	got = process_vm_readv(j0->src_pid, pl->lo, nl, pl->re, nr, 0);
+	return got == (ssize_t)total && !memcmp(tok, j0->token, sizeof(tok));
+}
+
+static uint32_t job_result(struct srd_place_lib *pl, uint32_t seq)
+{
+	const struct srd_place_job *j =
+		&pl->ring->job[seq & (SRD_PLACE_SLOTS - 1)];
+
+	if (run_batch(pl, seq, 1))
+		return SRD_PLACE_DONE;
+	return dst_writable(j) ? SRD_PLACE_FAIL_SRC : SRD_PLACE_FAIL_DST;
+}
+
+static bool same_source(const struct srd_place_job *a,
+			const struct srd_place_job *b)
+{
+	return a->src_pid == b->src_pid && a->token_addr == b->token_addr &&
+	       !memcmp(a->token, b->token, sizeof(a->token));
+}
+
+/* Claim and run what is posted; returns how many jobs were run. */
+static uint32_t run_posted(struct srd_place_lib *pl, uint32_t posted)
+{
+	struct srd_place_ring *r = pl->ring;
+	uint32_t first = pl->next, n = 0, lo = 0, ro = 0;
+
+	/* A batch: consecutive jobs of one source that fit one call. */
+	while (first + n != posted) {
+		struct srd_place_job *j =
+			&r->job[(first + n) & (SRD_PLACE_SLOTS - 1)];
+		uint32_t want = SRD_PLACE_POSTED;
+
+		if (n &&
+		    !same_source(&r->job[first & (SRD_PLACE_SLOTS - 1)], j))
+			break;
+		if (lo + j->ndst > BATCH_IOV || ro + j->nsrc > BATCH_IOV)
+			break;
+		/* A slot holding a later job: ours was taken back, retired,
+		 * and the slot used again. */
+		if (__atomic_load_n(&j->seq, __ATOMIC_RELAXED) != first + n)
+			break;
+		if (!__atomic_compare_exchange_n(
+			    &j->state, &want, SRD_PLACE_CLAIMED, false,
+			    __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+			break;
+		if (j->seq != first + n) {
+			__atomic_store_n(&j->state, SRD_PLACE_POSTED,
+					 __ATOMIC_RELEASE);
+			break;
+		}
+		lo += j->ndst;
+		ro += j->nsrc;
+		n++;
+	}
+	if (!n) {
+		/* Taken back by the daemon: its own to finish. */
+		n = 1;
+	} else if (run_batch(pl, first, n)) {
+		for (uint32_t k = 0; k < n; k++)
+			__atomic_store_n(
+				&r->job[(first + k) & (SRD_PLACE_SLOTS - 1)]
+					 .state,
+				SRD_PLACE_DONE, __ATOMIC_RELEASE);
+	} else {
+		/* Which failed, one by one (what succeeds is copied again:
+		 * the same bytes). */
+		for (uint32_t k = 0; k < n; k++)
+			__atomic_store_n(
+				&r->job[(first + k) & (SRD_PLACE_SLOTS - 1)]
+					 .state,
+				job_result(pl, first + k), __ATOMIC_RELEASE);
+	}
+	pl->next = first + n;
+	__atomic_store_n(&pl->finished, pl->next, __ATOMIC_RELEASE);
+	__atomic_store_n(&r->finished, pl->next, __ATOMIC_RELAXED);
+	return n;
+}
+
+static void *worker(void *arg)
+{
+	struct srd_place_lib *pl = arg;
+	struct srd_place_ring *r = pl->ring;
+	uint64_t idle_since = now_ns();
+
+	while (!__atomic_load_n(&pl->stop, __ATOMIC_ACQUIRE)) {
+		uint32_t posted = __atomic_load_n(&r->posted, __ATOMIC_ACQUIRE);
+
+		if (posted != pl->next) {
+			while (posted != pl->next)
+				run_posted(pl, posted);
+			srd_ring_doorbell(pl->ctx);
+			idle_since = now_ns();
+			continue;
+		}
+		if (now_ns() - idle_since < SPIN_NS) {
+			__builtin_ia32_pause();
+			continue;
+		}
+		/* Sequentially consistent, as the daemon's store of posted
+		 * and its load of sleeping: one of us sees the other. */
+		__atomic_store_n(&r->sleeping, 1, __ATOMIC_SEQ_CST);
+		if (__atomic_load_n(&r->posted, __ATOMIC_SEQ_CST) == pl->next &&
+		    !__atomic_load_n(&pl->stop, __ATOMIC_ACQUIRE))
+			syscall(SYS_futex, &r->posted, FUTEX_WAIT, pl->next,
+				NULL, NULL, 0);
+		__atomic_store_n(&r->sleeping, 0, __ATOMIC_RELAXED);
+		idle_since = now_ns();
+	}
+	return NULL;
+}
+
+static void place_start(struct srd_context *ctx)
+{
+	struct srd_place_setup_req req = { 0 };
+	struct srd_place_setup_rep rep;
+	struct srd_place_lib *pl;
+	sigset_t all, old;
+	int fd = -1;
+	struct srd_cmd_args a = {
+		.op = SRD_CMD_PLACE_SETUP,
+		.req = &req,
+		.req_len = sizeof(req),
+		.rep = &rep,
+		.rep_len = sizeof(rep),
+		.rfds = &fd,
+		.max_rfds = 1,
+	};
+	const char *env = secure_getenv("SOFTRDMA_PLACE");
+	void *map;
+
+	if (env && !strcmp(env, "0"))
+		return;
+	pthread_once(&token_once, token_init);
+	req.token_addr = (uintptr_t)place_token;
+	memcpy(req.token, place_token, sizeof(req.token));
+	/* Peers of our user may read our memory with their own rights
+	 * only while the kernel would let them anyway. */
+	if (prctl(PR_GET_DUMPABLE) == 1)
+		req.flags |= SRD_PLACE_F_PEER_READ;
+	if (srd_cmd(&ctx->conn, &a) || a.nrfds != 1)
+		goto err_fd;
+	if (rep.ring_bytes != SRD_PLACE_RING_BYTES ||
+	    rep.slots != SRD_PLACE_SLOTS)
+		goto err_fd;
+	map = mmap(NULL, SRD_PLACE_RING_BYTES, PROT_READ | PROT_WRITE,
+		   MAP_SHARED, fd, 0);
+	close(fd);
+	if (map == MAP_FAILED)
+		return;
+	pl = calloc(1, sizeof(*pl));
+	if (!pl) {
+		munmap(map, SRD_PLACE_RING_BYTES);
+		return;
+	}
+	pl->ctx = ctx;
+	pl->ring = map;
+	/* No signal of the application's runs on this thread. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	if (pthread_create(&pl->thread, NULL, worker, pl)) {
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		munmap(map, SRD_PLACE_RING_BYTES);
+		free(pl);
+		return;
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	__atomic_store_n(&ctx->place, pl, __ATOMIC_RELEASE);
+	return;
+
+err_fd:
+	if (fd >= 0)
+		close(fd);
+}
+
+/* Started with the first MR the daemon reaches in place, not at open: a
+ * process that never has one runs no thread. */
+void srd_place_want(struct srd_context *ctx)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+	pthread_mutex_lock(&lock);
+	if (ctx->place_ok && !ctx->place_tried) {
+		ctx->place_tried = true;
+		place_start(ctx);
+	}
+	pthread_mutex_unlock(&lock);
+}
+
+void srd_place_stop(struct srd_context *ctx)
+{
+	struct srd_place_lib *pl = ctx->place;
+
+	if (!pl)
+		return;
+	__atomic_store_n(&pl->stop, 1, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &pl->ring->posted, FUTEX_WAKE, 1, NULL, NULL, 0);
+	pthread_join(pl->thread, NULL);
+	munmap(pl->ring, SRD_PLACE_RING_BYTES);
+	free(pl);
+	ctx->place = NULL;
+}
+
+void srd_place_quiesce(struct srd_context *ctx)
+{
+	struct srd_place_lib *pl =
+		__atomic_load_n(&ctx->place, __ATOMIC_ACQUIRE);
+	uint32_t posted;
+
+	/* After a deregistration: whatever the device was given for that
+	 * memory before it went is written before the verb returns. */
+	if (!pl)
+		return;
+	posted = __atomic_load_n(&pl->ring->posted, __ATOMIC_ACQUIRE);
+	while ((int32_t)(__atomic_load_n(&pl->finished, __ATOMIC_ACQUIRE) -
+			 posted) < 0)
+		sched_yield();
+}
