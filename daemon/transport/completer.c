@@ -506,6 +506,20 @@ void completer_rx(struct srd_qp_transport *tp, struct srd_pkt *pkt)
 	}
 }
 
+/* The QP we send to is in this daemon and its owner's thread still has
+ * jobs of ours to place (place.c): our packets are not lost, its ACK
+ * waits on them, however long a descheduled thread takes. */
+static bool peer_placing(struct srd_qp_transport *tp)
+{
+	struct srd_qp *peer;
+
+	if (tp->qp->type != IBV_QPT_RC || !tp_route_local(tp))
+		return false;
+	peer = qp_lookup_num(tp->eng->d, tp->qp->attr.dest_qp_num);
+	return peer && peer->dev == tp->route_dev && peer->tp &&
+	       peer->tp->place_pending;
+}
+
 bool completer_timers(struct srd_qp_transport *tp, uint64_t now)
 {
 	bool work = false;
@@ -518,6 +532,10 @@ bool completer_timers(struct srd_qp_transport *tp, uint64_t now)
 		tp->rexmit_deadline = 0;
 		if (!tp_outstanding(tp))
 			return work;
+		if (peer_placing(tp)) {
+			tp_rearm_timer(tp);
+			return work;
+		}
 		tp->cnt.timeouts++;
 		if (!tp->retry_left) {
 			retire_head(tp, IBV_WC_RETRY_EXC_ERR);
