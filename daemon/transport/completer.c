@@ -51,6 +51,7 @@ struct comp_ctx {
 	struct srd_qp_transport *tp;
 	struct srd_pkt *pkt;
 	struct srd_swqe *s;
+	uint32_t idx;	   /* of s */
 	uint32_t last_psn; /* of s */
 	uint32_t retry_psn;
 	enum ibv_wc_status status;
@@ -108,7 +109,8 @@ static void retire_head(struct srd_qp_transport *tp, enum ibv_wc_status status)
 {
 	struct srd_swqe *s = tp_swqe(tp, tp->sq_head);
 
-	if (is_rd_atomic(s) && s->state != SWQE_POSTED && tp->rd_atomic)
+	if (is_rd_atomic(s) && s->state != SWQE_POSTED && !s->rd_freed &&
+	    tp->rd_atomic)
 		tp->rd_atomic--;
 	tp_send_cqe(tp, s, tp->sq_head, status);
 	if (tp->sq_next == tp->sq_head)
@@ -132,12 +134,48 @@ void completer_head_check(struct srd_qp_transport *tp)
 		tp_sq_error(tp);
 }
 
+/*
+ * Retire from the head what is finished: local operations, operations
+ * acknowledged behind a READ still being placed, such READs once placed,
+ * and an operation that failed behind one (its error, then the QP's).
+ */
 void completer_retire_local(struct srd_qp_transport *tp)
 {
-	while (tp->sq_head != tp->sq_next &&
-	       tp_swqe(tp, tp->sq_head)->state == SWQE_DONE)
-		retire_head(tp, IBV_WC_SUCCESS);
+	while (tp->sq_head != tp->sq_next) {
+		struct srd_swqe *s = tp_swqe(tp, tp->sq_head);
+
+		if (s->state == SWQE_DONE && !s->placing) {
+			retire_head(tp, IBV_WC_SUCCESS);
+		} else if (s->state == SWQE_BAD) {
+			retire_head(tp, s->status);
+			tp_error(tp, -1);
+			return;
+		} else {
+			break;
+		}
+	}
 	completer_head_check(tp);
+}
+
+void completer_place_retired(struct srd_qp_transport *tp, uint32_t idx, int err)
+{
+	enum ibv_qp_state st = tp_state(tp);
+	struct srd_swqe *s;
+
+	/* Flushed meanwhile, or no longer outstanding. */
+	if ((st != IBV_QPS_RTS && st != IBV_QPS_SQD) ||
+	    idx - tp->sq_head >= tp->sq_next - tp->sq_head)
+		return;
+	s = tp_swqe(tp, idx);
+	if (s->kind != SWQE_K_READ || !s->placing)
+		return;
+	s->placing--;
+	if (err && s->state != SWQE_BAD) {
+		s->state = SWQE_BAD;
+		s->status = err == -EACCES ? IBV_WC_LOC_PROT_ERR
+					   : IBV_WC_REM_ACCESS_ERR;
+	}
+	completer_retire_local(tp);
 }
 
 static enum comp_state get_wqe(struct comp_ctx *c)
@@ -150,7 +188,13 @@ static enum comp_state get_wqe(struct comp_ctx *c)
 
 	if (!tp_outstanding(tp))
 		return CS_DONE;
-	c->s = tp_swqe(tp, tp->sq_head);
+	/* Past what is finished but retires behind a READ being placed. */
+	c->idx = tp->sq_head;
+	while (c->idx != tp->sq_next && tp_swqe(tp, c->idx)->state == SWQE_DONE)
+		c->idx++;
+	if (c->idx == tp->sq_fetched)
+		return CS_DONE;
+	c->s = tp_swqe(tp, c->idx);
 	if (c->s->state != SWQE_ACTIVE && c->s->state != SWQE_SENT)
 		return CS_DONE;
 	c->last_psn = (c->s->first_psn + c->s->npkts - 1) & ROCE_PSN_MASK;
@@ -304,12 +348,21 @@ static enum comp_state do_read(struct comp_ctx *c)
 	dma_init_sgl(&dst, swqe_sge(s), s->w.num_sge, tp->qp->pd, NULL,
 		     IBV_ACCESS_LOCAL_WRITE);
 	dma_seek(&dst, s->rd_done);
-	err = dma_copy(tp->eng->d, &dst, &pkt->pay, pkt->paylen);
-	if (err == -EFAULT)
-		return CS_DONE; /* the data never arrived: retried later */
-	if (err) {
-		c->status = IBV_WC_LOC_PROT_ERR;
-		return CS_ERROR;
+	/* Our own thread may place it (place.c): the READ then retires
+	 * once every job of it is done. */
+	if (tp->qp->type == IBV_QPT_RC && pkt->paylen &&
+	    (s->placing || s->length >= SRD_PLACE_MIN_BYTES) &&
+	    !place_post(tp, &dst, &pkt->pay, pkt->paylen, SRD_PLACE_K_READ,
+			c->idx)) {
+		s->placing++;
+	} else {
+		err = dma_copy(tp->eng->d, &dst, &pkt->pay, pkt->paylen);
+		if (err == -EFAULT)
+			return CS_DONE; /* never arrived: retried later */
+		if (err) {
+			c->status = IBV_WC_LOC_PROT_ERR;
+			return CS_ERROR;
+		}
 	}
 	s->rd_done += pkt->paylen;
 	s->rd_pkts += pkt->npkts;
@@ -320,6 +373,15 @@ static enum comp_state do_read(struct comp_ctx *c)
 	if (s->rd_done != s->length || pkt->psn != c->last_psn) {
 		c->status = IBV_WC_BAD_RESP_ERR;
 		return CS_ERROR;
+	}
+	if (s->placing) {
+		/* Everything came: its credit goes back now, its completion
+		 * waits for the placement (completer_place_retired). */
+		s->state = SWQE_DONE;
+		s->rd_freed = true;
+		if (tp->rd_atomic)
+			tp->rd_atomic--;
+		return CS_DONE;
 	}
 	return CS_COMPLETE;
 }
@@ -348,8 +410,13 @@ static enum comp_state do_complete(struct comp_ctx *c)
 
 	advance_una(tp, c->last_psn);
 	c->progress = true;
-	retire_head(tp, IBV_WC_SUCCESS);
-	completer_retire_local(tp);
+	/* Behind a READ being placed it completes when that one does. */
+	if (c->idx != tp->sq_head) {
+		c->s->state = SWQE_DONE;
+	} else {
+		retire_head(tp, IBV_WC_SUCCESS);
+		completer_retire_local(tp);
+	}
 	if (tp_state(tp) != IBV_QPS_RTS && tp_state(tp) != IBV_QPS_SQD)
 		return CS_DONE;
 	/* A response to a later PSN acknowledges more. */
@@ -396,6 +463,13 @@ static enum comp_state do_retry(struct comp_ctx *c)
 
 static enum comp_state do_error(struct comp_ctx *c)
 {
+	/* Behind a READ being placed: its error, and the QP's, once that
+	 * one has completed (completer_retire_local). */
+	if (c->idx != c->tp->sq_head) {
+		c->s->state = SWQE_BAD;
+		c->s->status = (uint8_t)c->status;
+		return CS_DONE;
+	}
 	retire_head(c->tp, c->status);
 	tp_error(c->tp, -1);
 	return CS_DONE;
@@ -532,7 +606,7 @@ bool completer_timers(struct srd_qp_transport *tp, uint64_t now)
 		tp->rexmit_deadline = 0;
 		if (!tp_outstanding(tp))
 			return work;
-		if (peer_placing(tp)) {
+		if (tp->place_rd_pending || peer_placing(tp)) {
 			tp_rearm_timer(tp);
 			return work;
 		}

@@ -86,7 +86,11 @@ struct srd_swqe {
 	uint32_t npkts;	    /* PSNs the message uses */
 	uint32_t pkts_sent; /* SEND/WRITE: packets sent so far */
 	uint32_t rd_pkts;   /* READ: responses received */
-	uint64_t rd_done;   /* READ: bytes received */
+	/* READ: placement jobs still out (place.c).  A READ whose responses
+	 * all came is DONE, and retires once this is 0. */
+	uint32_t placing;
+	bool rd_freed;	  /* READ: its rd_atomic credit went back early */
+	uint64_t rd_done; /* READ: bytes received */
 	/* UD: where to */
 	union ibv_gid dgid;
 	uint32_t flow_label;
@@ -223,6 +227,8 @@ struct srd_qp_transport {
 	uint32_t place_pending;
 	struct place_shadow *place_last;
 	bool place_resend;
+	/* As requester: READ responses out as jobs on our own ring. */
+	uint32_t place_rd_pending;
 
 	/* --- misc --- */
 	bool flush_pending;
@@ -373,11 +379,23 @@ void responder_place_retired(struct srd_qp_transport *tp, uint32_t psn, int err,
 			     bool ack, uint32_t ack_psn);
 
 /* --- place.c --- */
+/* A copy this long is handed to the owner's thread; a shorter one costs
+ * less done here than the owner's wake-up would. */
+#define SRD_PLACE_MIN_BYTES (16 * 1024)
+enum srd_place_kind {
+	SRD_PLACE_K_WRITE, /* responder: arg is the last PSN it carried */
+	SRD_PLACE_K_READ,  /* requester: arg is the READ's SQ index */
+};
 /* Hand len bytes from src to dst at their cursors to the destination
- * owner's thread, as the packets up to last_psn; 0, or -EAGAIN where this
- * copy cannot be handed over (then nothing changed). */
+ * owner's thread; 0, or -EAGAIN where this copy cannot be handed over
+ * (then nothing changed). */
 int place_post(struct srd_qp_transport *tp, struct srd_dma *dst,
-	       struct srd_dma *src, uint64_t len, uint32_t last_psn);
+	       struct srd_dma *src, uint64_t len, enum srd_place_kind kind,
+	       uint32_t arg);
+/* completer.c: a READ job of tp retired: 0, -EACCES (our memory could not
+ * be written) or another (the source could not be read). */
+void completer_place_retired(struct srd_qp_transport *tp, uint32_t idx,
+			     int err);
 /* The ACK of psn waits for tp's newest job; false: no job is out. */
 bool place_hold_ack(struct srd_qp_transport *tp, uint32_t psn);
 /* Retire finished jobs; true if any. */

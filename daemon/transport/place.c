@@ -34,7 +34,9 @@
 struct place_shadow {
 	struct srd_qp_transport *tp; /* NULL: nothing to do at retirement */
 	uint64_t posted_at;	     /* engine time */
-	uint32_t psn;		     /* the job's last PSN */
+	uint8_t kind;		     /* enum srd_place_kind */
+	uint32_t idx;		     /* READ: its SQ index */
+	uint32_t psn;		     /* WRITE: the job's last PSN */
 	bool ack;		     /* an ACK waits on this job */
 	uint32_t ack_psn;
 	/* To copy it ourselves: the source's address space, held. */
@@ -139,7 +141,9 @@ void engine_mem_gone(struct srd_client_mem *m)
 	for (uint32_t n = p->retired; n != p->posted; n++) {
 		struct place_shadow *s = &p->sh[slot_of(n)];
 
-		if (s->tp)
+		if (s->tp && s->kind == SRD_PLACE_K_READ)
+			s->tp->place_rd_pending--;
+		else if (s->tp)
 			s->tp->place_pending--;
 		shadow_clear(s);
 	}
@@ -154,7 +158,7 @@ void engine_place_tp_gone(struct srd_qp_transport *tp)
 {
 	struct srd_engine *e = tp->eng;
 
-	if (!tp->place_pending)
+	if (!tp->place_pending && !tp->place_rd_pending)
 		return;
 	list_for_each (&e->place_busy, it) {
 		struct srd_place *p = list_entry(it, struct srd_place, node);
@@ -164,6 +168,7 @@ void engine_place_tp_gone(struct srd_qp_transport *tp)
 				p->sh[slot_of(n)].tp = NULL;
 	}
 	tp->place_pending = 0;
+	tp->place_rd_pending = 0;
 	tp->place_resend = false;
 }
 
@@ -185,7 +190,8 @@ static bool peers(const struct srd_place *src, const struct srd_place *dst)
 }
 
 int place_post(struct srd_qp_transport *tp, struct srd_dma *dst,
-	       struct srd_dma *src, uint64_t len, uint32_t last_psn)
+	       struct srd_dma *src, uint64_t len, enum srd_place_kind kind,
+	       uint32_t arg)
 {
 	struct srd_daemon *d = tp->eng->d;
 	struct srd_place_iov siov[SRD_PLACE_MAX_IOV], diov[SRD_PLACE_MAX_IOV];
@@ -216,7 +222,9 @@ int place_post(struct srd_qp_transport *tp, struct srd_dma *dst,
 
 	s->tp = tp;
 	s->posted_at = tp->eng->now;
-	s->psn = last_psn & ROCE_PSN_MASK;
+	s->kind = (uint8_t)kind;
+	s->idx = arg;
+	s->psn = arg & ROCE_PSN_MASK;
 	s->ack = false;
 	s->src = client_mem_get(smem);
 	s->nsrc = (uint16_t)ns;
@@ -238,8 +246,12 @@ int place_post(struct srd_qp_transport *tp, struct srd_dma *dst,
 	/* Sequentially consistent, as the owner's store of sleeping and its
 	 * load of posted: one of us sees the other. */
 	__atomic_store_n(&dp->ring->posted, dp->posted, __ATOMIC_SEQ_CST);
-	tp->place_pending++;
-	tp->place_last = s;
+	if (kind == SRD_PLACE_K_READ) {
+		tp->place_rd_pending++;
+	} else {
+		tp->place_pending++;
+		tp->place_last = s;
+	}
 	if (!dp->busy) {
 		list_add_tail(&tp->eng->place_busy, &dp->node);
 		dp->busy = true;
@@ -324,7 +336,11 @@ static void retire(struct srd_place *p, struct place_shadow *s, uint32_t st)
 	} else if (st != SRD_PLACE_DONE) {
 		err = -EACCES;
 	}
-	if (tp) {
+	if (tp && s->kind == SRD_PLACE_K_READ) {
+		tp->cnt.place_jobs++;
+		tp->place_rd_pending--;
+		completer_place_retired(tp, s->idx, err);
+	} else if (tp) {
 		tp->cnt.place_jobs++;
 		tp->place_pending--;
 		if (tp->place_last == s)

@@ -566,10 +566,6 @@ static enum resp_state exec_send(struct resp_ctx *c)
 
 /* --- placement by the memory's owner (place.c) ---------------------------- */
 
-/* A WRITE this long is handed to the owner's thread; a shorter one costs
- * less copied here than the owner's wake-up would. */
-#define PLACE_MIN_BYTES (16 * 1024)
-
 /* What may be handed over as a placement job: an RC WRITE without
  * immediate, in order; anything else must see the jobs before it done. */
 static bool may_place(const struct resp_ctx *c)
@@ -630,8 +626,8 @@ static enum resp_state exec_write(struct resp_ctx *c)
 	dma_init_range(&dst, tp->wr_rkey, tp->wr_va, len, tp->qp->pd,
 		       tp->qp->qpn, IBV_ACCESS_REMOTE_WRITE);
 	if (may_place(c) &&
-	    (tp->place_pending || tp->wr_len >= PLACE_MIN_BYTES)) {
-		if (!place_post(tp, &dst, &c->pkt->pay, len,
+	    (tp->place_pending || tp->wr_len >= SRD_PLACE_MIN_BYTES)) {
+		if (!place_post(tp, &dst, &c->pkt->pay, len, SRD_PLACE_K_WRITE,
 				c->pkt->psn + c->pkt->npkts - 1))
 			goto placed;
 		if (tp->place_pending)

@@ -172,6 +172,8 @@ int sq_fetch(struct srd_qp_transport *tp)
 		s->pkts_sent = 0;
 		s->rd_pkts = 0;
 		s->rd_done = 0;
+		s->placing = 0;
+		s->rd_freed = false;
 		st = swqe_check(tp, s);
 		if (st != IBV_WC_SUCCESS) {
 			s->state = SWQE_BAD;

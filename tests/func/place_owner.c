@@ -10,8 +10,14 @@
  *     owner.  T then write-protects the second half of its MR; a 64 KiB
  *     WRITE into it completes with REM_ACCESS_ERR and leaves the bytes as
  *     they were (the daemon's /proc/PID/mem writes through protections);
- *   - two users: the same WRITEs land intact, and none is placed by the
- *     owner (T's thread could not read W's memory, and is not asked to).
+ *   - then W reads T's memory back (a 1 MiB READ into the second half of
+ *     its buffer, and one scattered over three pieces): W's own thread
+ *     places the responses, and they land intact.  In a run of their own,
+ *     W write-protects half its buffer and a 64 KiB READ into it
+ *     completes with LOC_PROT_ERR, leaving the bytes as they were;
+ *   - two users: the same WRITEs and READs land intact, and none is
+ *     placed by an owner (neither may read the other's memory, and
+ *     neither is asked to).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,9 +53,15 @@ struct side {
 	uint8_t *buf;
 };
 
+enum mode {
+	M_PLAIN,
+	M_WPROT, /* T write-protects half its MR before a WRITE into it */
+	M_RPROT, /* W write-protects half its buffer before a READ into it */
+};
+
 struct role {
 	uid_t uid;
-	bool protect; /* one user: the write-protection step too */
+	enum mode mode;
 };
 
 static void side_open(struct side *s)
@@ -65,7 +77,8 @@ static void side_open(struct side *s)
 		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	T_ASSERT(s->buf != MAP_FAILED);
 	s->mr = ibv_reg_mr(s->d.pd, s->buf, LEN,
-			   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+			   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+				   IBV_ACCESS_REMOTE_READ);
 	T_NONNULL(s->mr);
 }
 
@@ -140,7 +153,7 @@ static int target(int sock, void *arg)
 	recv_step(sock, S_WRITTEN);
 	expected(want);
 	T_MEMEQ(s.buf, want, LEN);
-	if (r->protect) {
+	if (r->mode == M_WPROT) {
 		T_OK(mprotect(s.buf + HALF, HALF, PROT_READ));
 		send_step(sock, S_PROTECTED, NULL);
 		recv_step(sock, S_REFUSED);
@@ -151,6 +164,64 @@ static int target(int sock, void *arg)
 	free(want);
 	side_close(&s);
 	return 0;
+}
+
+/* T's first half back into our second half, then T's gathered pieces
+ * scattered over ours as they were; rprot: then a READ into a
+ * write-protected page of ours fails and changes nothing. */
+static void read_back(struct side *s, const struct t_ep *t, bool rprot)
+{
+	uint8_t *want = malloc(LEN), *keep;
+	struct ibv_send_wr wr = { 0 }, *bad;
+	struct ibv_sge sge[3];
+	struct ibv_wc wc;
+	uint32_t at = HALF;
+
+	T_NONNULL(want);
+	expected(want);
+	memset(s->buf + HALF, 0, HALF);
+	t_post_send(s->qp, 10, IBV_WR_RDMA_READ, s->mr, s->buf + HALF, HALF,
+		    IBV_SEND_SIGNALED, t->addr, t->rkey);
+	T_EXPECT_WC(s->cq, &wc, 10, IBV_WC_SUCCESS, IBV_WC_RDMA_READ);
+	T_MEMEQ(s->buf + HALF, want, HALF);
+
+	for (int i = 0; i < 3; i++) {
+		memset(s->buf + piece[i].src, 0, piece[i].len);
+		sge[i].addr = (uintptr_t)s->buf + piece[i].src;
+		sge[i].length = piece[i].len;
+		sge[i].lkey = s->mr->lkey;
+		at += piece[i].len;
+	}
+	wr.wr_id = 11;
+	wr.sg_list = sge;
+	wr.num_sge = 3;
+	wr.opcode = IBV_WR_RDMA_READ;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.wr.rdma.remote_addr = t->addr + HALF;
+	wr.wr.rdma.rkey = t->rkey;
+	T_OK(ibv_post_send(s->qp, &wr, &bad));
+	T_EXPECT_WC(s->cq, &wc, 11, IBV_WC_SUCCESS, IBV_WC_RDMA_READ);
+	at = HALF;
+	for (int i = 0; i < 3; i++) {
+		T_MEMEQ(s->buf + piece[i].src, want + at, piece[i].len);
+		at += piece[i].len;
+	}
+
+	if (rprot) {
+		keep = malloc(LEN);
+		T_NONNULL(keep);
+		memcpy(keep, s->buf, LEN);
+		T_OK(mprotect(s->buf + HALF, HALF, PROT_READ));
+		t_post_send(s->qp, 12, IBV_WR_RDMA_READ, s->mr,
+			    s->buf + HALF + 65536, 65536, IBV_SEND_SIGNALED,
+			    t->addr + HALF, t->rkey);
+		T_EXPECT_WC(s->cq, &wc, 12, IBV_WC_LOC_PROT_ERR,
+			    IBV_WC_RDMA_READ);
+		T_OK(mprotect(s->buf + HALF, HALF, PROT_READ | PROT_WRITE));
+		T_MEMEQ(s->buf, keep, LEN);
+		free(keep);
+	}
+	free(want);
 }
 
 static int writer(int sock, void *arg)
@@ -187,9 +258,10 @@ static int writer(int sock, void *arg)
 	wr.wr.rdma.rkey = t.rkey;
 	T_OK(ibv_post_send(s.qp, &wr, &bad));
 	T_EXPECT_WC(s.cq, &wc, 2, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE);
+	read_back(&s, &t, r->mode == M_RPROT);
 	send_step(sock, S_WRITTEN, NULL);
 
-	if (r->protect) {
+	if (r->mode == M_WPROT) {
 		recv_step(sock, S_PROTECTED);
 		t_post_send(s.qp, 3, IBV_WR_RDMA_WRITE, s.mr, s.buf, 65536,
 			    IBV_SEND_SIGNALED, t.addr + HALF + 65536, t.rkey);
@@ -220,9 +292,9 @@ static unsigned long long placed(void)
 }
 
 /* One run of W as wuid against T as tuid; how many jobs were placed. */
-static unsigned long long run(uid_t wuid, uid_t tuid, bool protect)
+static unsigned long long run(uid_t wuid, uid_t tuid, enum mode mode)
 {
-	struct role wr = { wuid, protect }, tr = { tuid, protect };
+	struct role wr = { wuid, mode }, tr = { tuid, mode };
 	unsigned long long before = placed();
 	struct t_child w, t;
 
@@ -231,7 +303,7 @@ static unsigned long long run(uid_t wuid, uid_t tuid, bool protect)
 	relay(&t, &w, S_TARGET);
 	relay(&w, &t, S_WRITER);
 	relay(&w, &t, S_WRITTEN);
-	if (protect) {
+	if (mode == M_WPROT) {
 		relay(&t, &w, S_PROTECTED);
 		relay(&w, &t, S_REFUSED);
 	}
@@ -253,11 +325,12 @@ int main(void)
 	b = t_user("srdplaceb");
 	t_dev_open(&d); /* a root daemon, as the system's */
 
-	/* One user: the 1 MiB WRITE, the gathered one and the refused one,
-	 * each at least one job. */
-	T_GE(run(a, a, true), 3);
+	/* One user: the 1 MiB WRITE, the gathered one, the two READs and
+	 * the refused one, each at least one job. */
+	T_GE(run(a, a, M_WPROT), 5);
+	T_GE(run(a, a, M_RPROT), 5);
 	/* Two users: the daemon copies, as before. */
-	T_EQ(run(a, b, false), 0);
+	T_EQ(run(a, b, M_PLAIN), 0);
 	t_dev_close(&d);
 	t_pass();
 }
