@@ -235,41 +235,84 @@ int dma_copy(struct srd_daemon *d, struct srd_dma *dst, struct srd_dma *src,
 	return 0;
 }
 
+/* Runs dma_map_iov() gives at most (more: -E2BIG, the caller copies). */
+#define DMA_MAP_MAX 64
+
+/* The next run of m, up to len bytes, checked: its MR, iova and length. */
+static int next_run(struct srd_daemon *d, struct srd_dma *m, uint64_t len,
+		    struct srd_mr **cache, uint32_t *key, struct srd_mr **mr,
+		    uint64_t *va, uint64_t *k)
+{
+	struct piece pc;
+
+	if (!cur_piece(m, &pc))
+		return -EFAULT;
+	*k = pc.len < len ? pc.len : len;
+	*mr = piece_mr(d, m, &pc, *k, cache, key);
+	if (!*mr)
+		return -EFAULT;
+	*va = pc.va;
+	m->off += *k;
+	return 0;
+}
+
+/* Runs of m for len bytes, joined where they touch: in the daemon's own
+ * mappings, or (client) in the address space of the one process whose
+ * mem file reaches every piece in place (*mem). */
+static int dma_runs(struct srd_daemon *d, struct srd_dma *m, uint64_t len,
+		    bool client, struct srd_place_iov *run, int max,
+		    struct srd_client_mem **mem)
+{
+	struct srd_mr *cache = NULL, *mr;
+	uint32_t key = 0;
+	uint64_t va, k;
+	int n = 0;
+
+	*mem = NULL;
+	if (m->kind == SRD_DMA_BUF)
+		return -ENOTSUP;
+	for (; len; len -= k) {
+		uint64_t a;
+
+		if (next_run(d, m, len, &cache, &key, &mr, &va, &k))
+			return -EFAULT;
+		if (client) {
+			/* What that process's own thread can reach. */
+			if (mr->base || !mr->pvm || !mr->mem ||
+			    (*mem && mr->mem != *mem))
+				return -ENOTSUP;
+			*mem = mr->mem;
+			a = mr->addr + (va - mr->iova);
+		} else {
+			uint8_t *p = mr_ptr(mr, va);
+
+			if (!p)
+				return -ENOTSUP;
+			a = (uintptr_t)p;
+		}
+		if (n && run[n - 1].addr + run[n - 1].len == a) {
+			run[n - 1].len += k;
+			continue;
+		}
+		if (n == max)
+			return -E2BIG;
+		run[n].addr = a;
+		run[n++].len = k;
+	}
+	return n;
+}
+
 int dma_map_iov(struct srd_daemon *d, struct srd_dma *m, uint64_t len,
 		struct iovec *iov, int max)
 {
-	struct srd_mr *cache = NULL;
-	uint32_t key = 0;
-	int n = 0;
+	struct srd_place_iov run[DMA_MAP_MAX];
+	struct srd_client_mem *mem;
+	int n = dma_runs(d, m, len, false, run,
+			 max < DMA_MAP_MAX ? max : DMA_MAP_MAX, &mem);
 
-	if (m->kind == SRD_DMA_BUF)
-		return -ENOTSUP;
-	while (len) {
-		struct piece pc;
-		struct srd_mr *mr;
-		uint64_t k;
-		uint8_t *p;
-
-		if (!cur_piece(m, &pc))
-			return -EFAULT;
-		k = pc.len < len ? pc.len : len;
-		mr = piece_mr(d, m, &pc, k, &cache, &key);
-		if (!mr)
-			return -EFAULT;
-		p = mr_ptr(mr, pc.va);
-		if (!p)
-			return -ENOTSUP;
-		if (n &&
-		    (uint8_t *)iov[n - 1].iov_base + iov[n - 1].iov_len == p) {
-			iov[n - 1].iov_len += k;
-		} else {
-			if (n == max)
-				return -E2BIG;
-			iov[n].iov_base = p;
-			iov[n++].iov_len = k;
-		}
-		m->off += k;
-		len -= k;
+	for (int i = 0; i < n; i++) {
+		iov[i].iov_base = (void *)(uintptr_t)run[i].addr;
+		iov[i].iov_len = run[i].len;
 	}
 	return n;
 }
@@ -278,42 +321,7 @@ int dma_client_iov(struct srd_daemon *d, struct srd_dma *m, uint64_t len,
 		   struct srd_place_iov *iov, int max,
 		   struct srd_client_mem **mem)
 {
-	struct srd_mr *cache = NULL;
-	uint32_t key = 0;
-	int n = 0;
-
-	*mem = NULL;
-	if (m->kind == SRD_DMA_BUF)
-		return -ENOTSUP;
-	while (len) {
-		struct piece pc;
-		struct srd_mr *mr;
-		uint64_t k, a;
-
-		if (!cur_piece(m, &pc))
-			return -EFAULT;
-		k = pc.len < len ? pc.len : len;
-		mr = piece_mr(d, m, &pc, k, &cache, &key);
-		if (!mr)
-			return -EFAULT;
-		/* In place in one process: what its own thread can reach. */
-		if (mr->base || !mr->pvm || !mr->mem ||
-		    (*mem && mr->mem != *mem))
-			return -ENOTSUP;
-		*mem = mr->mem;
-		a = mr->addr + (pc.va - mr->iova);
-		if (n && iov[n - 1].addr + iov[n - 1].len == a) {
-			iov[n - 1].len += k;
-		} else {
-			if (n == max)
-				return -E2BIG;
-			iov[n].addr = a;
-			iov[n++].len = k;
-		}
-		m->off += k;
-		len -= k;
-	}
-	return n;
+	return dma_runs(d, m, len, true, iov, max, mem);
 }
 
 int dma_check_sgl(struct srd_daemon *d, const struct srd_sge *sge, uint32_t num,
