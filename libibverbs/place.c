@@ -39,6 +39,7 @@ struct srd_place_lib {
 	uint32_t next;	   /* the next job to run (worker only) */
 	uint32_t finished; /* jobs finished (atomic) */
 	uint32_t stop;	   /* atomic */
+	pid_t pid;	   /* the process the thread runs in */
 	struct iovec lo[BATCH_IOV + 1], re[BATCH_IOV + 1];
 };
 
@@ -298,6 +299,7 @@ static void place_start(struct srd_context *ctx)
 	}
 	pl->ctx = ctx;
 	pl->ring = map;
+	pl->pid = getpid();
 	/* No signal of the application's runs on this thread. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
@@ -336,9 +338,13 @@ void srd_place_stop(struct srd_context *ctx)
 
 	if (!pl)
 		return;
-	__atomic_store_n(&pl->stop, 1, __ATOMIC_RELEASE);
-	syscall(SYS_futex, &pl->ring->posted, FUTEX_WAKE, 1, NULL, NULL, 0);
-	pthread_join(pl->thread, NULL);
+	/* A forked child has the context but not the thread. */
+	if (pl->pid == getpid()) {
+		__atomic_store_n(&pl->stop, 1, __ATOMIC_RELEASE);
+		syscall(SYS_futex, &pl->ring->posted, FUTEX_WAKE, 1, NULL, NULL,
+			0);
+		pthread_join(pl->thread, NULL);
+	}
 	munmap(pl->ring, SRD_PLACE_RING_BYTES);
 	free(pl);
 	ctx->place = NULL;
@@ -352,7 +358,7 @@ void srd_place_quiesce(struct srd_context *ctx)
 
 	/* After a deregistration: whatever the device was given for that
 	 * memory before it went is written before the verb returns. */
-	if (!pl)
+	if (!pl || pl->pid != getpid())
 		return;
 	posted = __atomic_load_n(&pl->ring->posted, __ATOMIC_ACQUIRE);
 	while ((int32_t)(__atomic_load_n(&pl->finished, __ATOMIC_ACQUIRE) -
