@@ -542,6 +542,10 @@ bool mr_owner_alive(const struct srd_mr *mr);
  * gone) or -EFAULT. */
 int mem_file_xfer(const struct srd_client_mem *m, uint64_t addr, void *buf,
 		  uint64_t len, bool write);
+/* Is that range of the client mapped readable (writable if write) now,
+ * by the maps it handed over?  0 or -EFAULT (objects/odp.c). */
+int mem_maps_check(const struct srd_client_mem *cm, uint64_t addr, uint64_t len,
+		   bool write);
 /* The client's memory is no longer reachable: its placement ring goes. */
 void engine_mem_gone(struct srd_client_mem *m);
 int mr_odp_check(const struct srd_mr *mr, uint64_t va, uint64_t len,

@@ -125,21 +125,20 @@ static int vma_from_text(const char *t, uint64_t addr, struct odp_vma *v)
 }
 
 /*
- * Is [va, va + len) of the ODP MR mapped in its owner, readable (and
- * writable when write)?  0 or -EFAULT.  The MR's own bounds and rights
- * were checked by mr_check.
+ * Is [addr, addr + len) of the client's address space mapped, readable
+ * (and writable when write)?  0 or -EFAULT.  Asked of the listing it
+ * handed over: the mem file alone reaches PROT_NONE and read-only pages
+ * alike (FOLL_FORCE).
  */
-int mr_odp_check(const struct srd_mr *mr, uint64_t va, uint64_t len, bool write)
+int mem_maps_check(const struct srd_client_mem *cm, uint64_t addr, uint64_t len,
+		   bool write)
 {
-	const struct srd_client_mem *cm = mr->mem;
-	uint64_t a = mr->addr + (va - mr->iova), end = a + len;
+	uint64_t a = addr, end = addr + len;
 	char *text = NULL;
 	int ret = 0, k;
 
 	if (!len)
 		return 0;
-	/* Without the listing the mem file would reach PROT_NONE and
-	 * read-only pages alike. */
 	if (cm->maps_fd < 0)
 		return -EFAULT;
 	while (a < end) {
@@ -165,6 +164,13 @@ int mr_odp_check(const struct srd_mr *mr, uint64_t va, uint64_t len, bool write)
 	}
 	free(text);
 	return ret;
+}
+
+/* The same for [va, va + len) of an ODP MR, whose own bounds and rights
+ * mr_check has checked. */
+int mr_odp_check(const struct srd_mr *mr, uint64_t va, uint64_t len, bool write)
+{
+	return mem_maps_check(mr->mem, mr->addr + (va - mr->iova), len, write);
 }
 
 static bool in_mr(const struct srd_mr *mr, uint64_t va, uint64_t len)

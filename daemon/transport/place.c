@@ -66,7 +66,7 @@ struct srd_place {
 
 /* How long a job may wait for its owner's thread before the daemon looks
  * at why (stalled()). */
-#define PLACE_STALL_NS 5000000ull
+#define PLACE_STALL_NS 20000000ull
 
 static uint32_t slot_of(uint32_t n)
 {
@@ -275,7 +275,8 @@ bool place_hold_ack(struct srd_qp_transport *tp, uint32_t psn)
 
 /* --- retiring ------------------------------------------------------------- */
 
-/* What the owner could not read, through the two mem files. */
+/* What the owner did not copy, through the two mem files: a source the
+ * owner's thread could not read, or a job taken back from it. */
 static int copy_ourselves(struct srd_client_mem *dst,
 			  const struct place_shadow *s)
 {
@@ -309,8 +310,13 @@ static int copy_ourselves(struct srd_client_mem *dst,
 
 			if (k > n - done)
 				k = n - done;
-			err = mem_file_xfer(dst, s->diov[di].addr + dof,
-					    bounce + done, k, true);
+			/* The owner's protections, as its thread would have
+			 * met them (up to a change racing this look). */
+			err = mem_maps_check(dst, s->diov[di].addr + dof, k,
+					     true);
+			if (!err)
+				err = mem_file_xfer(dst, s->diov[di].addr + dof,
+						    bounce + done, k, true);
 			if (err)
 				return -EACCES;
 			done += k;

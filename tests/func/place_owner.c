@@ -19,6 +19,7 @@
  *     placed by an owner (neither may read the other's memory, and
  *     neither is asked to).
  */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,9 @@
 #define HALF (LEN / 2)
 #define SEED 7
 #define PSN 0x1234
+/* Where W's WRITE into T's writable half comes from while T is stopped
+ * (W's first half still holds the pattern as it was filled). */
+#define STOPPED_SRC (3 * 65536)
 
 enum step {
 	S_TARGET,    /* T -> W: its QP and MR */
@@ -57,6 +61,10 @@ enum mode {
 	M_PLAIN,
 	M_WPROT, /* T write-protects half its MR before a WRITE into it */
 	M_RPROT, /* W write-protects half its buffer before a READ into it */
+	/* As M_WPROT with T stopped: the daemon takes the jobs back and
+	 * copies them itself, honouring T's protections all the same; a
+	 * WRITE into T's writable half lands. */
+	M_STOPPED,
 };
 
 struct role {
@@ -153,11 +161,20 @@ static int target(int sock, void *arg)
 	recv_step(sock, S_WRITTEN);
 	expected(want);
 	T_MEMEQ(s.buf, want, LEN);
-	if (r->mode == M_WPROT) {
+	if (r->mode == M_WPROT || r->mode == M_STOPPED) {
 		T_OK(mprotect(s.buf + HALF, HALF, PROT_READ));
 		send_step(sock, S_PROTECTED, NULL);
 		recv_step(sock, S_REFUSED);
-		/* Nothing of the refused WRITE landed. */
+		/* Nothing of the refused WRITE landed; stopped, the one into
+		 * the first half did. */
+		if (r->mode == M_STOPPED) {
+			uint8_t *src = malloc(LEN);
+
+			T_NONNULL(src);
+			t_fill(src, LEN, SEED);
+			memcpy(want, src + STOPPED_SRC, 65536);
+			free(src);
+		}
 		T_MEMEQ(s.buf, want, LEN);
 		T_OK(mprotect(s.buf + HALF, HALF, PROT_READ | PROT_WRITE));
 	}
@@ -261,8 +278,15 @@ static int writer(int sock, void *arg)
 	read_back(&s, &t, r->mode == M_RPROT);
 	send_step(sock, S_WRITTEN, NULL);
 
-	if (r->mode == M_WPROT) {
+	if (r->mode == M_WPROT || r->mode == M_STOPPED) {
 		recv_step(sock, S_PROTECTED);
+		if (r->mode == M_STOPPED) {
+			t_post_send(s.qp, 4, IBV_WR_RDMA_WRITE, s.mr,
+				    s.buf + STOPPED_SRC, 65536,
+				    IBV_SEND_SIGNALED, t.addr, t.rkey);
+			T_EXPECT_WC(s.cq, &wc, 4, IBV_WC_SUCCESS,
+				    IBV_WC_RDMA_WRITE);
+		}
 		t_post_send(s.qp, 3, IBV_WR_RDMA_WRITE, s.mr, s.buf, 65536,
 			    IBV_SEND_SIGNALED, t.addr + HALF + 65536, t.rkey);
 		T_EXPECT_WC(s.cq, &wc, 3, IBV_WC_REM_ACCESS_ERR,
@@ -282,20 +306,23 @@ static void relay(struct t_child *from, struct t_child *to, uint32_t step)
 	t_sock_send(to->fd, &m, sizeof(m));
 }
 
-static unsigned long long placed(void)
+static unsigned long long counter(const char *name)
 {
 	struct t_run r;
 
 	t_cli(&r, "statistic", "show", "link", "softrdma0/1", NULL);
 	T_EQ(r.status, 0);
-	return T_FIELD(r.out, "owner_placed");
+	return T_FIELD(r.out, name);
 }
 
-/* One run of W as wuid against T as tuid; how many jobs were placed. */
-static unsigned long long run(uid_t wuid, uid_t tuid, enum mode mode)
+/* One run of W as wuid against T as tuid; how many jobs were placed, and
+ * (fallback) how many of them the daemon copied. */
+static unsigned long long run(uid_t wuid, uid_t tuid, enum mode mode,
+			      unsigned long long *fallback)
 {
 	struct role wr = { wuid, mode }, tr = { tuid, mode };
-	unsigned long long before = placed();
+	unsigned long long before = counter("owner_placed");
+	unsigned long long fb = counter("owner_place_fallback");
 	struct t_child w, t;
 
 	t_fork(&t, target, &tr);
@@ -303,17 +330,25 @@ static unsigned long long run(uid_t wuid, uid_t tuid, enum mode mode)
 	relay(&t, &w, S_TARGET);
 	relay(&w, &t, S_WRITER);
 	relay(&w, &t, S_WRITTEN);
-	if (mode == M_WPROT) {
+	if (mode == M_WPROT || mode == M_STOPPED) {
 		relay(&t, &w, S_PROTECTED);
+		/* T's thread cannot run: its jobs wait, then go back. */
+		if (mode == M_STOPPED)
+			T_OK(kill(t.pid, SIGSTOP));
 		relay(&w, &t, S_REFUSED);
+		if (mode == M_STOPPED)
+			T_OK(kill(t.pid, SIGCONT));
 	}
 	T_EQ(t_child_wait(&w, 30000), 0);
 	T_EQ(t_child_wait(&t, 30000), 0);
-	return placed() - before;
+	if (fallback)
+		*fallback = counter("owner_place_fallback") - fb;
+	return counter("owner_placed") - before;
 }
 
 int main(void)
 {
+	unsigned long long fallback;
 	uid_t a, b;
 	struct t_dev d;
 
@@ -327,10 +362,13 @@ int main(void)
 
 	/* One user: the 1 MiB WRITE, the gathered one, the two READs and
 	 * the refused one, each at least one job. */
-	T_GE(run(a, a, M_WPROT), 5);
-	T_GE(run(a, a, M_RPROT), 5);
+	T_GE(run(a, a, M_WPROT, NULL), 5);
+	T_GE(run(a, a, M_RPROT, NULL), 5);
+	/* T stopped: both of the last two WRITEs went back to the daemon. */
+	T_GE(run(a, a, M_STOPPED, &fallback), 6);
+	T_GE(fallback, 2);
 	/* Two users: the daemon copies, as before. */
-	T_EQ(run(a, b, M_PLAIN), 0);
+	T_EQ(run(a, b, M_PLAIN, NULL), 0);
 	t_dev_close(&d);
 	t_pass();
 }
