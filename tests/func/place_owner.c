@@ -19,6 +19,7 @@
  *     placed by an owner (neither may read the other's memory, and
  *     neither is asked to).
  */
+#include <dirent.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -306,6 +307,45 @@ static void relay(struct t_child *from, struct t_child *to, uint32_t step)
 	t_sock_send(to->fd, &m, sizeof(m));
 }
 
+/* SIGSTOP, and wait until every thread of pid is stopped. */
+static void stop(pid_t pid)
+{
+	uint64_t until = t_now_ms() + 5000;
+	char path[64];
+
+	T_OK(kill(pid, SIGSTOP));
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	for (;;) {
+		DIR *dir = opendir(path);
+		struct dirent *e;
+		bool all = true;
+
+		T_NONNULL(dir);
+		while ((e = readdir(dir))) {
+			char stat[400], buf[512], *p;
+			FILE *f;
+
+			if (e->d_name[0] == '.')
+				continue;
+			snprintf(stat, sizeof(stat), "%s/%s/stat", path,
+				 e->d_name);
+			f = fopen(stat, "re");
+			if (!f)
+				continue;
+			p = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')')
+						       : NULL;
+			fclose(f);
+			if (p && p[1] == ' ' && p[2] != 'T' && p[2] != 't')
+				all = false;
+		}
+		closedir(dir);
+		if (all)
+			return;
+		T_ASSERT(t_now_ms() < until);
+		t_sleep_ms(1);
+	}
+}
+
 static unsigned long long counter(const char *name)
 {
 	struct t_run r;
@@ -331,10 +371,15 @@ static unsigned long long run(uid_t wuid, uid_t tuid, enum mode mode,
 	relay(&w, &t, S_WRITER);
 	relay(&w, &t, S_WRITTEN);
 	if (mode == M_WPROT || mode == M_STOPPED) {
-		relay(&t, &w, S_PROTECTED);
-		/* T's thread cannot run: its jobs wait, then go back. */
+		struct msg m;
+
+		/* Stopped before W hears of it: T's thread cannot take any
+		 * of W's jobs, which wait and then go back. */
+		t_sock_recv(t.fd, &m, sizeof(m));
+		T_EQ(m.step, S_PROTECTED);
 		if (mode == M_STOPPED)
-			T_OK(kill(t.pid, SIGSTOP));
+			stop(t.pid);
+		t_sock_send(w.fd, &m, sizeof(m));
 		relay(&w, &t, S_REFUSED);
 		if (mode == M_STOPPED)
 			T_OK(kill(t.pid, SIGCONT));
