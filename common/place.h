@@ -24,6 +24,11 @@
 #define SRD_PLACE_SLOTS 128  /* a power of two */
 #define SRD_PLACE_MAX_IOV 32 /* per side of one job */
 #define SRD_PLACE_TOKEN_BYTES 16
+/* Bytes the daemon stages for jobs whose source the owner cannot read
+ * itself (a packet, another user's memory): see src_pid. */
+#define SRD_PLACE_STAGE_BYTES (1u << 20)
+/* The most one staged job carries; longer payloads take several. */
+#define SRD_PLACE_STAGE_JOB_MAX (256u * 1024)
 
 enum srd_place_state {
 	SRD_PLACE_FREE = 0,
@@ -51,7 +56,13 @@ struct srd_place_iov {
  * owner, in order; the same number of bytes on both sides.  The source's
  * token is read in the same call: it proves the pid still names the
  * address space the source registered in (an exec or a new process under
- * the pid has no such bytes there). */
+ * the pid has no such bytes there).
+ *
+ * src_pid 0: a staged job.  The source ranges are offsets into the
+ * ring's staging area (SRD_PLACE_STAGE_OFF of the same mapping), and the
+ * token is the owner's own: the owner copies from its mapping of the ring
+ * onto its memory, so that only its own thread ever writes there (memory
+ * on demand, whose protections must hold at the moment of each write). */
 struct srd_place_job {
 	_Alignas(SRD_CACHELINE) uint32_t state; /* enum srd_place_state */
 	uint32_t seq;				/* producer count when posted */
@@ -78,9 +89,10 @@ struct srd_place_ring {
 	_Alignas(SRD_CACHELINE) struct srd_place_job job[SRD_PLACE_SLOTS];
 };
 
-#define SRD_PLACE_RING_BYTES                                   \
+#define SRD_PLACE_STAGE_OFF                                    \
 	((sizeof(struct srd_place_ring) + SRD_PAGE_SIZE - 1) & \
 	 ~(size_t)(SRD_PAGE_SIZE - 1))
+#define SRD_PLACE_RING_BYTES (SRD_PLACE_STAGE_OFF + SRD_PLACE_STAGE_BYTES)
 
 /* PLACE_SETUP: the process that handed over its mem file asks for a ring.
  * It names its token (bytes at an address that stay for the process's

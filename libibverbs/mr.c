@@ -143,11 +143,13 @@ static struct ibv_mr *reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 	a.req_len = fill_reg(&u.req, pd->handle, access, addr, length, iova, d);
 	a.fds = d->fds;
 	a.nfds = d->nfds;
+	/* Before the keys exist: memory on demand is written only by our
+	 * own thread (place.c), from its first access on. */
+	if (in_place(access, d))
+		srd_place_want(ctx);
 	ret = srd_ctx_cmd(ctx, &a);
 	if (ret)
 		goto err_release;
-	if (in_place(access, d))
-		srd_place_want(ctx);
 	free(d);
 	srd_umr_init(mr, pd, addr, length, (int)access, rep.handle, rep.lkey,
 		     rep.rkey);
@@ -279,9 +281,9 @@ LIB_EXPORT int ibv_rereg_mr(struct ibv_mr *ibmr, int flags, struct ibv_pd *pd,
 		a.fds = d->fds;
 		a.nfds = d->nfds;
 	}
-	ret = srd_ctx_cmd(to_ctx(ibmr->context), &a);
-	if (!ret && d && in_place(nacc, d))
+	if (d && in_place(nacc, d))
 		srd_place_want(to_ctx(ibmr->context));
+	ret = srd_ctx_cmd(to_ctx(ibmr->context), &a);
 	free(d);
 	if (ret) {
 		srd_mem_release(&nref);

@@ -5,7 +5,10 @@
  * through our /proc/self/mem.  One process_vm_readv per batch of jobs
  * from one source process, with our rights, at the moment of the copy:
  * pages we write-protected or unmapped are not written, and the kernel
- * refuses a source we may not read.
+ * refuses a source we may not read.  A staged job's source is the ring's
+ * staging area, which the daemon filled: we read it through our own pid,
+ * so that the write into our memory (on demand) is still ours, ordered
+ * with our mprotect() and munmap() by the kernel.
  *
  * The thread spins a little after its last job (a WRITE stream keeps it
  * busy), then sleeps on the ring's futex; the daemon wakes it.
@@ -108,8 +111,17 @@ static bool batch_add(struct srd_place_lib *pl, const struct srd_place_job *j,
 		pl->lo[(*nl)++].iov_len = j->dst[i].len;
 	}
 	for (uint32_t i = 0; i < j->nsrc; i++) {
-		pl->re[*nr].iov_base = (void *)(uintptr_t)j->src[i].addr;
-		pl->re[(*nr)++].iov_len = j->src[i].len;
+		uint64_t a = j->src[i].addr, n = j->src[i].len;
+
+		/* Staged: offsets into our own mapping of the ring. */
+		if (!j->src_pid) {
+			if (a > SRD_PLACE_STAGE_BYTES ||
+			    n > SRD_PLACE_STAGE_BYTES - a)
+				return false;
+			a += (uintptr_t)pl->ring + SRD_PLACE_STAGE_OFF;
+		}
+		pl->re[*nr].iov_base = (void *)(uintptr_t)a;
+		pl->re[(*nr)++].iov_len = n;
 	}
 	return true;
 }
@@ -141,8 +153,8 @@ static bool run_batch(struct srd_place_lib *pl, uint32_t first, uint32_t n)
 	 * takes the kernel's stores for this thread's own, where they are
 	 * the device's, as DMA (ordered for the application by the daemon's
 	 * CQEs and its peers' messages). */
-	got = syscall(SYS_process_vm_readv, j0->src_pid, pl->lo, nl, pl->re, nr,
-		      0);
+	got = syscall(SYS_process_vm_readv, j0->src_pid ? j0->src_pid : pl->pid,
+		      pl->lo, nl, pl->re, nr, 0);
 	return got == (ssize_t)total && !memcmp(tok, j0->token, sizeof(tok));
 }
 

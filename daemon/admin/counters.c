@@ -68,6 +68,7 @@ static void add(struct srd_tp_counters *sum, const struct srd_tp_counters *c)
 	sum->place_jobs += c->place_jobs;
 	sum->place_copied += c->place_copied;
 	sum->place_waits += c->place_waits;
+	sum->place_staged += c->place_staged;
 }
 
 static void emit_tp(struct stat_out *o, const struct srd_tp_counters *c)
@@ -90,6 +91,7 @@ static void emit_tp(struct stat_out *o, const struct srd_tp_counters *c)
 	emit(o, "owner_placed", c->place_jobs);
 	emit(o, "owner_place_fallback", c->place_copied);
 	emit(o, "owner_place_waits", c->place_waits);
+	emit(o, "owner_place_staged", c->place_staged);
 }
 
 /*

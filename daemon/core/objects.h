@@ -65,6 +65,7 @@ struct srd_tp_counters {
 	uint64_t place_jobs;	 /* WRITEs placed by the memory's owner */
 	uint64_t place_copied;	 /* ... which the daemon copied after all */
 	uint64_t place_waits;	 /* requests dropped behind a placement */
+	uint64_t place_staged;	 /* jobs staged for memory on demand */
 };
 
 struct srd_port {

@@ -163,17 +163,28 @@ void completer_place_retired(struct srd_qp_transport *tp, uint32_t idx, int err)
 	struct srd_swqe *s;
 
 	/* Flushed meanwhile, or no longer outstanding. */
-	if ((st != IBV_QPS_RTS && st != IBV_QPS_SQD) ||
-	    idx - tp->sq_head >= tp->sq_next - tp->sq_head)
+	if (st != IBV_QPS_RTS && st != IBV_QPS_SQD)
 		return;
-	s = tp_swqe(tp, idx);
-	if (s->kind != SWQE_K_READ || !s->placing)
-		return;
-	s->placing--;
-	if (err && s->state != SWQE_BAD) {
-		s->state = SWQE_BAD;
-		s->status = err == -EACCES ? IBV_WC_LOC_PROT_ERR
-					   : IBV_WC_REM_ACCESS_ERR;
+	/* Account the job before any rewind: a rewind moves sq_next back,
+	 * and the READ would no longer look outstanding. */
+	if (idx - tp->sq_head < tp->sq_next - tp->sq_head) {
+		s = tp_swqe(tp, idx);
+		if (s->kind == SWQE_K_READ && s->placing) {
+			s->placing--;
+			if (err && s->state != SWQE_BAD) {
+				s->state = SWQE_BAD;
+				s->status = err == -EACCES
+						    ? IBV_WC_LOC_PROT_ERR
+						    : IBV_WC_REM_ACCESS_ERR;
+			}
+		}
+	}
+	/* Responses dropped for want of room: ask for them again, as a
+	 * timeout would, without counting a retry. */
+	if (!tp->place_rd_pending && tp->place_rd_resend) {
+		tp->place_rd_resend = false;
+		if (tp_outstanding(tp))
+			requester_rewind(tp, tp->una_psn);
 	}
 	completer_retire_local(tp);
 }
@@ -269,9 +280,12 @@ static enum comp_state check_ack(struct comp_ctx *c)
 		}
 		if (s->kind != SWQE_K_READ)
 			return CS_DONE;
-		/* A response beyond the next one: some went missing. */
+		/* A response beyond the next one: some went missing, unless
+		 * we dropped them for want of room to place them, and ask
+		 * again once the jobs out are done. */
 		if (roce_psn_cmp(pkt->psn, want) > 0)
-			return implied_retry(c, want);
+			return c->tp->place_rd_resend ? CS_DONE
+						      : implied_retry(c, want);
 		if (pkt->psn != want)
 			return CS_DONE;
 		return CS_READ;
@@ -338,7 +352,7 @@ static enum comp_state do_read(struct comp_ctx *c)
 	struct srd_pkt *pkt = c->pkt;
 	struct srd_swqe *s = c->s;
 	struct srd_dma dst;
-	int err;
+	int err, placed;
 
 	if (pkt->paylen > (uint64_t)tp->mtu * pkt->npkts ||
 	    s->rd_done + pkt->paylen > s->length) {
@@ -348,13 +362,22 @@ static enum comp_state do_read(struct comp_ctx *c)
 	dma_init_sgl(&dst, swqe_sge(s), s->w.num_sge, tp->qp->pd, NULL,
 		     IBV_ACCESS_LOCAL_WRITE);
 	dma_seek(&dst, s->rd_done);
-	/* Our own thread may place it (place.c): the READ then retires
-	 * once every job of it is done. */
-	if (tp->qp->type == IBV_QPT_RC && pkt->paylen &&
-	    (s->placing || s->length >= SRD_PLACE_MIN_BYTES) &&
-	    !place_post(tp, &dst, &pkt->pay, pkt->paylen, SRD_PLACE_K_READ,
-			c->idx)) {
-		s->placing++;
+	/* Our own thread may place it (place.c), and always does into
+	 * memory on demand: the READ then retires once every job of it is
+	 * done.  No room for it now: dropped, and asked for again once the
+	 * jobs out are done. */
+	placed = tp->qp->type == IBV_QPT_RC && pkt->paylen
+			 ? place_post(tp, &dst, &pkt->pay, pkt->paylen,
+				      SRD_PLACE_K_READ, c->idx,
+				      s->placing ||
+					      s->length >= SRD_PLACE_MIN_BYTES)
+			 : -EAGAIN;
+	if (placed == -ENOBUFS || placed == -EFAULT) {
+		tp->place_rd_resend |= placed == -ENOBUFS;
+		return CS_DONE;
+	}
+	if (placed > 0) {
+		s->placing += (uint32_t)placed;
 	} else {
 		err = dma_copy(tp->eng->d, &dst, &pkt->pay, pkt->paylen);
 		if (err == -EFAULT)

@@ -261,7 +261,7 @@ static int next_run(struct srd_daemon *d, struct srd_dma *m, uint64_t len,
  * mem file reaches every piece in place (*mem). */
 static int dma_runs(struct srd_daemon *d, struct srd_dma *m, uint64_t len,
 		    bool client, struct srd_place_iov *run, int max,
-		    struct srd_client_mem **mem)
+		    struct srd_client_mem **mem, bool *odp)
 {
 	struct srd_mr *cache = NULL, *mr;
 	uint32_t key = 0;
@@ -269,6 +269,7 @@ static int dma_runs(struct srd_daemon *d, struct srd_dma *m, uint64_t len,
 	int n = 0;
 
 	*mem = NULL;
+	*odp = false;
 	if (m->kind == SRD_DMA_BUF)
 		return -ENOTSUP;
 	for (; len; len -= k) {
@@ -282,6 +283,7 @@ static int dma_runs(struct srd_daemon *d, struct srd_dma *m, uint64_t len,
 			    (*mem && mr->mem != *mem))
 				return -ENOTSUP;
 			*mem = mr->mem;
+			*odp |= mr->odp;
 			a = mr->addr + (va - mr->iova);
 		} else {
 			uint8_t *p = mr_ptr(mr, va);
@@ -307,8 +309,9 @@ int dma_map_iov(struct srd_daemon *d, struct srd_dma *m, uint64_t len,
 {
 	struct srd_place_iov run[DMA_MAP_MAX];
 	struct srd_client_mem *mem;
+	bool odp;
 	int n = dma_runs(d, m, len, false, run,
-			 max < DMA_MAP_MAX ? max : DMA_MAP_MAX, &mem);
+			 max < DMA_MAP_MAX ? max : DMA_MAP_MAX, &mem, &odp);
 
 	for (int i = 0; i < n; i++) {
 		iov[i].iov_base = (void *)(uintptr_t)run[i].addr;
@@ -319,9 +322,9 @@ int dma_map_iov(struct srd_daemon *d, struct srd_dma *m, uint64_t len,
 
 int dma_client_iov(struct srd_daemon *d, struct srd_dma *m, uint64_t len,
 		   struct srd_place_iov *iov, int max,
-		   struct srd_client_mem **mem)
+		   struct srd_client_mem **mem, bool *odp)
 {
-	return dma_runs(d, m, len, true, iov, max, mem);
+	return dma_runs(d, m, len, true, iov, max, mem, odp);
 }
 
 int dma_check_sgl(struct srd_daemon *d, const struct srd_sge *sge, uint32_t num,

@@ -86,12 +86,13 @@ int dma_map_iov(struct srd_daemon *d, struct srd_dma *m, uint64_t len,
 /*
  * Like dma_map_iov, in the addresses of the process whose memory it is:
  * every piece must be an MR reached in place through one process's mem
- * file (*mem, set on success).  -ENOTSUP where one is not.
+ * file (*mem, set on success; *odp: some of it is an MR on demand).
+ * -ENOTSUP where one is not.
  */
 struct srd_place_iov;
 int dma_client_iov(struct srd_daemon *d, struct srd_dma *m, uint64_t len,
 		   struct srd_place_iov *iov, int max,
-		   struct srd_client_mem **mem);
+		   struct srd_client_mem **mem, bool *odp);
 
 /* Check every non-empty piece of an SGL without moving bytes: 0 or
  * -EACCES (key, PD, bounds or access). */

@@ -227,8 +227,14 @@ struct srd_qp_transport {
 	uint32_t place_pending;
 	struct place_shadow *place_last;
 	bool place_resend;
-	/* As requester: READ responses out as jobs on our own ring. */
+	/* The packet of placed_psn, which completes a message, was placed
+	 * by a job (SRD_PLACE_K_LAST): when it comes again, no copy. */
+	bool placed;
+	uint32_t placed_psn;
+	/* As requester: READ responses out as jobs on our own ring, and
+	 * whether one was dropped for want of room meanwhile. */
 	uint32_t place_rd_pending;
+	bool place_rd_resend;
 
 	/* --- misc --- */
 	bool flush_pending;
@@ -372,11 +378,6 @@ void responder_reset(struct srd_qp_transport *tp);
  * receive WQE taken (flushing completes it). */
 void responder_reset_msg(struct srd_qp_transport *tp);
 int responder_set_resources(struct srd_qp_transport *tp, uint32_t n);
-/* A placement job of tp retired: err 0 (placed), -EACCES (the destination
- * could not be written) or another (the source could not be read); the
- * ACK that waited on it, if any. */
-void responder_place_retired(struct srd_qp_transport *tp, uint32_t psn, int err,
-			     bool ack, uint32_t ack_psn);
 
 /* --- place.c --- */
 /* A copy this long is handed to the owner's thread; a shorter one costs
@@ -385,13 +386,34 @@ void responder_place_retired(struct srd_qp_transport *tp, uint32_t psn, int err,
 enum srd_place_kind {
 	SRD_PLACE_K_WRITE, /* responder: arg is the last PSN it carried */
 	SRD_PLACE_K_READ,  /* requester: arg is the READ's SQ index */
+	/* responder: the packet (arg its PSN) completes a message, and is
+	 * dropped once posted; asked for again after the job is done, it
+	 * completes without a copy. */
+	SRD_PLACE_K_LAST,
+	/* responder, the same into a receive WQE */
+	SRD_PLACE_K_SEND,
+	SRD_PLACE_K_SEND_LAST,
 };
-/* Hand len bytes from src to dst at their cursors to the destination
- * owner's thread; 0, or -EAGAIN where this copy cannot be handed over
- * (then nothing changed). */
+/*
+ * Hand len bytes from src to dst at their cursors to the destination
+ * owner's thread.  Memory on demand at dst is always handed over, staged
+ * through the ring (only its owner's thread writes it, so that its
+ * protections hold at the moment of the write); other in-place memory
+ * only when peer (a copy long enough to be worth the owner's wake-up) and
+ * the source is a process of the same user.  The number of jobs posted
+ * (a staged copy may take several); -EAGAIN not handed over (copy it
+ * yourself); -ENOBUFS on demand but no room now (drop it, and have it
+ * again); -EFAULT the source is gone.  On error nothing changed.
+ */
 int place_post(struct srd_qp_transport *tp, struct srd_dma *dst,
 	       struct srd_dma *src, uint64_t len, enum srd_place_kind kind,
-	       uint32_t arg);
+	       uint32_t arg, bool peer);
+/* responder.c: a placement job of tp retired: err 0 (placed), -EACCES (the destination
+ * could not be written) or another (the source could not be read); the
+ * ACK that waited on it, if any; what the job carried. */
+void responder_place_retired(struct srd_qp_transport *tp, uint32_t psn, int err,
+			     bool ack, uint32_t ack_psn,
+			     enum srd_place_kind kind);
 /* completer.c: a READ job of tp retired: 0, -EACCES (our memory could not
  * be written) or another (the source could not be read). */
 void completer_place_retired(struct srd_qp_transport *tp, uint32_t idx,

@@ -39,6 +39,10 @@ struct place_shadow {
 	uint32_t psn;		     /* WRITE: the job's last PSN */
 	bool ack;		     /* an ACK waits on this job */
 	uint32_t ack_psn;
+	/* Staged: its source is the ring's staging area, freed up to
+	 * stage_end when it retires. */
+	bool staged;
+	uint64_t stage_end;
 	/* To copy it ourselves: the source's address space, held. */
 	struct srd_client_mem *src;
 	uint16_t nsrc, ndst;
@@ -51,6 +55,8 @@ struct srd_place {
 	struct srd_client_mem *mem; /* whose ring (not held: it holds us) */
 	struct srd_place_ring *ring;
 	uint32_t posted, retired;
+	/* Bytes of the staging area handed out and freed, in ring order. */
+	uint64_t stage_head, stage_tail;
 	bool busy;	       /* in the engine's list */
 	struct list_node node; /* engine->place_busy */
 	/* The owner, as PLACE_SETUP found it. */
@@ -128,6 +134,7 @@ static void shadow_clear(struct place_shadow *s)
 	s->src = NULL;
 	s->tp = NULL;
 	s->ack = false;
+	s->staged = false;
 }
 
 void engine_mem_gone(struct srd_client_mem *m)
@@ -158,6 +165,9 @@ void engine_place_tp_gone(struct srd_qp_transport *tp)
 {
 	struct srd_engine *e = tp->eng;
 
+	tp->place_resend = false;
+	tp->place_rd_resend = false;
+	tp->placed = false;
 	if (!tp->place_pending && !tp->place_rd_pending)
 		return;
 	list_for_each (&e->place_busy, it) {
@@ -169,7 +179,7 @@ void engine_place_tp_gone(struct srd_qp_transport *tp)
 	}
 	tp->place_pending = 0;
 	tp->place_rd_pending = 0;
-	tp->place_resend = false;
+	tp->place_last = NULL;
 }
 
 /* --- posting -------------------------------------------------------------- */
@@ -189,36 +199,13 @@ static bool peers(const struct srd_place *src, const struct srd_place *dst)
 	return src->peer_read && src->uid == dst->uid && src->gid == dst->gid;
 }
 
-int place_post(struct srd_qp_transport *tp, struct srd_dma *dst,
-	       struct srd_dma *src, uint64_t len, enum srd_place_kind kind,
-	       uint32_t arg)
+/* Publish the job whose shadow (at the next slot) is filled in. */
+static void publish(struct srd_qp_transport *tp, struct srd_place *dp,
+		    enum srd_place_kind kind, uint32_t arg, pid_t pid,
+		    const struct srd_place *sp)
 {
-	struct srd_daemon *d = tp->eng->d;
-	struct srd_place_iov siov[SRD_PLACE_MAX_IOV], diov[SRD_PLACE_MAX_IOV];
-	struct srd_client_mem *smem, *dmem;
-	struct srd_place *sp, *dp;
-	struct place_shadow *s;
-	struct srd_place_job *j;
-	struct srd_dma sc = *src, dc = *dst;
-	int ns, nd;
-	pid_t pid;
-
-	if (len > INT_MAX)
-		return -E2BIG;
-	nd = dma_client_iov(d, &dc, len, diov, SRD_PLACE_MAX_IOV, &dmem);
-	if (nd <= 0 || !dmem->place)
-		return -EAGAIN;
-	dp = dmem->place;
-	if (dp->posted - dp->retired >= SRD_PLACE_SLOTS)
-		return -EAGAIN;
-	ns = dma_client_iov(d, &sc, len, siov, SRD_PLACE_MAX_IOV, &smem);
-	if (ns <= 0 || !smem->place || !peers(smem->place, dp) ||
-	    !peer_pid(smem->place, dp, &pid))
-		return -EAGAIN;
-	sp = smem->place;
-	s = &dp->sh[slot_of(dp->posted)];
-	memcpy(s->siov, siov, sizeof(siov[0]) * ns);
-	memcpy(s->diov, diov, sizeof(diov[0]) * nd);
+	struct place_shadow *s = &dp->sh[slot_of(dp->posted)];
+	struct srd_place_job *j = &dp->ring->job[slot_of(dp->posted)];
 
 	s->tp = tp;
 	s->posted_at = tp->eng->now;
@@ -226,32 +213,32 @@ int place_post(struct srd_qp_transport *tp, struct srd_dma *dst,
 	s->idx = arg;
 	s->psn = arg & ROCE_PSN_MASK;
 	s->ack = false;
-	s->src = client_mem_get(smem);
-	s->nsrc = (uint16_t)ns;
-	s->ndst = (uint16_t)nd;
-	s->len = len;
 
-	j = &dp->ring->job[slot_of(dp->posted)];
 	j->seq = dp->posted;
 	j->src_pid = pid;
 	j->nsrc = s->nsrc;
 	j->ndst = s->ndst;
-	j->len = len;
+	j->len = s->len;
 	j->token_addr = sp->token_addr;
 	memcpy(j->token, sp->token, sizeof(j->token));
-	memcpy(j->src, s->siov, sizeof(j->src[0]) * ns);
-	memcpy(j->dst, s->diov, sizeof(j->dst[0]) * nd);
+	memcpy(j->src, s->siov, sizeof(j->src[0]) * s->nsrc);
+	memcpy(j->dst, s->diov, sizeof(j->dst[0]) * s->ndst);
 	__atomic_store_n(&j->state, SRD_PLACE_POSTED, __ATOMIC_RELEASE);
 	dp->posted++;
-	/* Sequentially consistent, as the owner's store of sleeping and its
-	 * load of posted: one of us sees the other. */
-	__atomic_store_n(&dp->ring->posted, dp->posted, __ATOMIC_SEQ_CST);
 	if (kind == SRD_PLACE_K_READ) {
 		tp->place_rd_pending++;
 	} else {
 		tp->place_pending++;
 		tp->place_last = s;
 	}
+}
+
+/* Tell the owner's thread. */
+static void kick(struct srd_qp_transport *tp, struct srd_place *dp)
+{
+	/* Sequentially consistent, as the owner's store of sleeping and its
+	 * load of posted: one of us sees the other. */
+	__atomic_store_n(&dp->ring->posted, dp->posted, __ATOMIC_SEQ_CST);
 	if (!dp->busy) {
 		list_add_tail(&tp->eng->place_busy, &dp->node);
 		dp->busy = true;
@@ -259,7 +246,128 @@ int place_post(struct srd_qp_transport *tp, struct srd_dma *dst,
 	if (__atomic_load_n(&dp->ring->sleeping, __ATOMIC_SEQ_CST))
 		syscall(SYS_futex, &dp->ring->posted, FUTEX_WAKE, 1, NULL, NULL,
 			0);
-	return 0;
+}
+
+/* Where n staged bytes go after *head (which it moves past them): a run
+ * never wraps.  False: the area has no room now. */
+static bool stage_alloc(const struct srd_place *dp, uint64_t *head, uint64_t n,
+			uint64_t *off)
+{
+	uint64_t pos = *head % SRD_PLACE_STAGE_BYTES;
+
+	if (pos + n > SRD_PLACE_STAGE_BYTES) {
+		*head += SRD_PLACE_STAGE_BYTES - pos;
+		pos = 0;
+	}
+	if (*head + n - dp->stage_tail > SRD_PLACE_STAGE_BYTES)
+		return false;
+	*off = pos;
+	*head += n;
+	return true;
+}
+
+/*
+ * Memory on demand at dst: the bytes are copied now into the staging
+ * area, and the owner's thread copies them onto its memory.  Jobs of at
+ * most SRD_PLACE_STAGE_JOB_MAX each; all of them or none.
+ */
+static int post_staged(struct srd_qp_transport *tp, struct srd_place *dp,
+		       struct srd_dma *dst, struct srd_dma *src, uint64_t len,
+		       enum srd_place_kind kind, uint32_t arg)
+{
+	struct srd_daemon *d = tp->eng->d;
+	uint8_t *stage = (uint8_t *)dp->ring + SRD_PLACE_STAGE_OFF;
+	uint32_t nj = (uint32_t)((len + SRD_PLACE_STAGE_JOB_MAX - 1) /
+				 SRD_PLACE_STAGE_JOB_MAX);
+	struct srd_dma dc = *dst, sc = *src;
+	uint64_t head = dp->stage_head, done = 0;
+
+	if (SRD_PLACE_SLOTS - (dp->posted - dp->retired) < nj)
+		return -ENOBUFS;
+	for (uint32_t k = 0; k < nj; k++) {
+		struct place_shadow *s = &dp->sh[slot_of(dp->posted + k)];
+		uint64_t n = len - done, off;
+		struct srd_client_mem *m;
+		struct srd_dma sb;
+		bool odp;
+		int nd;
+
+		if (n > SRD_PLACE_STAGE_JOB_MAX)
+			n = SRD_PLACE_STAGE_JOB_MAX;
+		nd = dma_client_iov(d, &dc, n, s->diov, SRD_PLACE_MAX_IOV, &m,
+				    &odp);
+		if (nd <= 0 || m != dp->mem)
+			return -EAGAIN;
+		if (!stage_alloc(dp, &head, n, &off))
+			return -ENOBUFS;
+		dma_init_buf(&sb, stage + off, n);
+		if (dma_copy(d, &sb, &sc, n))
+			return -EFAULT;
+		s->staged = true;
+		s->stage_end = head;
+		s->src = NULL;
+		s->nsrc = 1;
+		s->siov[0].addr = off;
+		s->siov[0].len = n;
+		s->ndst = (uint16_t)nd;
+		s->len = n;
+		done += n;
+	}
+	/* Only the final job marks the packet placed. */
+	for (uint32_t k = 0; k < nj; k++)
+		publish(tp, dp,
+			k + 1 == nj			? kind
+			: kind == SRD_PLACE_K_LAST	? SRD_PLACE_K_WRITE
+			: kind == SRD_PLACE_K_SEND_LAST ? SRD_PLACE_K_SEND
+							: kind,
+			arg, 0, dp);
+	dp->stage_head = head;
+	tp->cnt.place_staged += nj;
+	kick(tp, dp);
+	return (int)nj;
+}
+
+int place_post(struct srd_qp_transport *tp, struct srd_dma *dst,
+	       struct srd_dma *src, uint64_t len, enum srd_place_kind kind,
+	       uint32_t arg, bool peer)
+{
+	struct srd_daemon *d = tp->eng->d;
+	struct srd_place_iov siov[SRD_PLACE_MAX_IOV], diov[SRD_PLACE_MAX_IOV];
+	struct srd_client_mem *smem, *dmem;
+	struct srd_place *sp, *dp;
+	struct place_shadow *s;
+	struct srd_dma sc = *src, dc = *dst;
+	bool odp, sodp;
+	int ns, nd;
+	pid_t pid;
+
+	if (!len || len > INT_MAX)
+		return -EAGAIN;
+	nd = dma_client_iov(d, &dc, len, diov, SRD_PLACE_MAX_IOV, &dmem, &odp);
+	if (nd <= 0 || !dmem->place)
+		return -EAGAIN;
+	dp = dmem->place;
+	if (odp)
+		return post_staged(tp, dp, dst, src, len, kind, arg);
+	if (!peer || (kind != SRD_PLACE_K_WRITE && kind != SRD_PLACE_K_READ) ||
+	    dp->posted - dp->retired >= SRD_PLACE_SLOTS)
+		return -EAGAIN;
+	ns = dma_client_iov(d, &sc, len, siov, SRD_PLACE_MAX_IOV, &smem, &sodp);
+	if (ns <= 0 || !smem->place || !peers(smem->place, dp) ||
+	    !peer_pid(smem->place, dp, &pid))
+		return -EAGAIN;
+	sp = smem->place;
+	s = &dp->sh[slot_of(dp->posted)];
+	memcpy(s->siov, siov, sizeof(siov[0]) * ns);
+	memcpy(s->diov, diov, sizeof(diov[0]) * nd);
+	s->src = client_mem_get(smem);
+	s->nsrc = (uint16_t)ns;
+	s->ndst = (uint16_t)nd;
+	s->len = len;
+	s->staged = false;
+	publish(tp, dp, kind, arg, pid, sp);
+	kick(tp, dp);
+	return 1;
 }
 
 bool place_hold_ack(struct srd_qp_transport *tp, uint32_t psn)
@@ -336,7 +444,14 @@ static void retire(struct srd_place *p, struct place_shadow *s, uint32_t st)
 	struct srd_qp_transport *tp = s->tp;
 	int err = 0;
 
-	if (tp && st == SRD_PLACE_FAIL_SRC) {
+	if (s->staged) {
+		p->stage_tail = s->stage_end;
+		/* Our own staging area unreadable: the owner unmapped it. */
+		if (st == SRD_PLACE_FAIL_SRC)
+			err = -EIO;
+		else if (st != SRD_PLACE_DONE)
+			err = -EACCES;
+	} else if (tp && st == SRD_PLACE_FAIL_SRC) {
 		err = copy_ourselves(p->mem, s);
 		tp->cnt.place_copied++;
 	} else if (st != SRD_PLACE_DONE) {
@@ -351,7 +466,8 @@ static void retire(struct srd_place *p, struct place_shadow *s, uint32_t st)
 		tp->place_pending--;
 		if (tp->place_last == s)
 			tp->place_last = NULL;
-		responder_place_retired(tp, s->psn, err, s->ack, s->ack_psn);
+		responder_place_retired(tp, s->psn, err, s->ack, s->ack_psn,
+					s->kind);
 	}
 	shadow_clear(s);
 }
@@ -368,13 +484,18 @@ static bool owner_alive(const struct srd_place *p)
  * The oldest job has waited PLACE_STALL_NS: one still posted is taken
  * back and copied by the daemon (the owner's thread does not run, or is
  * gone); one claimed by an owner that is gone failed.  A claimed job of a
- * live owner is waited for: it stalls only that user's own QPs.
+ * live owner is waited for: it stalls only that user's own QPs.  A staged
+ * job (memory on demand) is never taken back: only the owner's thread
+ * writes that memory, whose protections may change at any moment; while
+ * the owner lives, its peers wait for it as for a slow responder.
  */
-static uint32_t stalled(struct srd_place *p, struct srd_place_job *j,
-			uint32_t st)
+static uint32_t stalled(struct srd_place *p, const struct place_shadow *s,
+			struct srd_place_job *j, uint32_t st)
 {
 	uint32_t want = SRD_PLACE_POSTED;
 
+	if (s->staged)
+		return owner_alive(p) ? st : SRD_PLACE_FAIL_DST;
 	if (st == SRD_PLACE_POSTED) {
 		if (__atomic_compare_exchange_n(
 			    &j->state, &want, SRD_PLACE_REVOKED, false,
@@ -404,7 +525,7 @@ bool place_poll(struct srd_engine *e)
 			if ((st == SRD_PLACE_POSTED ||
 			     st == SRD_PLACE_CLAIMED) &&
 			    e->now - s->posted_at >= PLACE_STALL_NS)
-				st = stalled(p, j, st);
+				st = stalled(p, s, j, st);
 			if (st == SRD_PLACE_POSTED || st == SRD_PLACE_CLAIMED)
 				break;
 			if (st != SRD_PLACE_DONE && st != SRD_PLACE_FAIL_SRC)

@@ -530,13 +530,164 @@ static void build_grh(const struct srd_pkt *pkt, uint8_t out[ROCE_GRH_BYTES])
 	}
 }
 
+/* --- placement by the memory's owner (place.c) ---------------------------- */
+
+/* Does this packet complete a message (a receive CQE follows it)? */
+static bool completes(uint32_t m)
+{
+	return (m & OPF_LAST) && ((m & OPF_SEND) || (m & OPF_IMM));
+}
+
+/* What may be handed over as a placement job while others are out: a
+ * packet of an RC WRITE or SEND that completes nothing, in order;
+ * anything else must see the jobs before it done. */
+static bool may_place(const struct resp_ctx *c)
+{
+	const struct srd_qp_transport *tp = c->tp;
+
+	return tp->qp->type == IBV_QPT_RC && (c->m & (OPF_WRITE | OPF_SEND)) &&
+	       !completes(c->m) && !tp->place_resend && c->pkt->psn == tp->epsn;
+}
+
+/* Dropped behind the jobs out: asked for again when they are done. */
+static enum resp_state wait_placed(struct resp_ctx *c)
+{
+	c->tp->place_resend = true;
+	c->tp->cnt.place_waits += c->pkt->npkts;
+	return RS_DONE;
+}
+
+enum placement {
+	PL_COPY,   /* not handed over: copy it here */
+	PL_PLACED, /* handed over (or placed already): go on */
+	PL_WAIT,   /* dropped, to come again once the jobs are done */
+	PL_LOST,   /* the source is gone: as if lost on the wire */
+};
+
+/*
+ * Hand the packet's payload to the owner of dst (place.c).  Memory on
+ * demand is always handed over: only its owner's thread writes it.  A
+ * packet that completes a message is then dropped, and completes when it
+ * comes again after its job is done, with no second copy: its CQE and
+ * ACK never precede the data.  peer: other in-place memory may be handed
+ * over too (a copy worth the owner's wake-up).
+ */
+static enum placement place_payload(struct resp_ctx *c, struct srd_dma *dst,
+				    uint32_t len, bool peer)
+{
+	struct srd_qp_transport *tp = c->tp;
+	struct srd_pkt *pkt = c->pkt;
+	bool send = c->m & OPF_SEND, last = completes(c->m);
+	int r;
+
+	if (tp->qp->type != IBV_QPT_RC || pkt->psn != tp->epsn)
+		return PL_COPY;
+	if (last && tp->placed && tp->placed_psn == pkt->psn) {
+		tp->placed = false;
+		return PL_PLACED;
+	}
+	if (last)
+		r = place_post(tp, dst, &pkt->pay, len,
+			       send ? SRD_PLACE_K_SEND_LAST : SRD_PLACE_K_LAST,
+			       pkt->psn, false);
+	else
+		r = place_post(tp, dst, &pkt->pay, len,
+			       send ? SRD_PLACE_K_SEND : SRD_PLACE_K_WRITE,
+			       pkt->psn + pkt->npkts - 1, peer);
+	if (r > 0)
+		return last ? PL_WAIT : PL_PLACED;
+	if (r == -ENOBUFS)
+		return PL_WAIT;
+	if (r == -EFAULT)
+		return PL_LOST;
+	/* Not handed over, behind jobs that were: keep the order. */
+	return tp->place_pending ? PL_WAIT : PL_COPY;
+}
+
+void responder_place_retired(struct srd_qp_transport *tp, uint32_t psn, int err,
+			     bool ack, uint32_t ack_psn,
+			     enum srd_place_kind kind)
+{
+	enum ibv_qp_state qs = tp_state(tp);
+	bool send = kind == SRD_PLACE_K_SEND || kind == SRD_PLACE_K_SEND_LAST;
+
+	if (qs == IBV_QPS_ERR || qs == IBV_QPS_RESET)
+		return;
+	if (err) {
+		struct srd_recv_cqe_info info = {
+			.status = send ? IBV_WC_LOC_PROT_ERR
+				       : IBV_WC_REM_ACCESS_ERR,
+			.opcode = IBV_WC_RECV,
+			.src_qp = tp->qp->attr.dest_qp_num,
+		};
+		bool access = err == -EACCES && !send;
+
+		/* The data did not land: say so for its packet, and stop
+		 * (IBTA class C), as the copy here would have. */
+		if (err == -EACCES && tp->rwqe.valid)
+			tp_recv_cqe(tp, &info);
+		send_ack(tp,
+			 ROCE_AETH_NAK | (access ? ROCE_NAK_REM_ACCESS
+						 : ROCE_NAK_REM_OP),
+			 psn);
+		tp_error(tp, access	      ? IBV_EVENT_QP_ACCESS_ERR
+			     : err == -EACCES ? -1
+					      : IBV_EVENT_QP_FATAL);
+		return;
+	}
+	if (kind == SRD_PLACE_K_LAST || kind == SRD_PLACE_K_SEND_LAST) {
+		tp->placed = true;
+		tp->placed_psn = psn & ROCE_PSN_MASK;
+	}
+	if (ack)
+		send_ack_in_order(tp, ack_psn);
+	if (!tp->place_pending && tp->place_resend) {
+		tp->place_resend = false;
+		tp->cnt.seq_naks_sent++;
+		tp->nak_recent = true;
+		tp->nak_psn = tp->epsn;
+		send_ack(tp, ROCE_AETH_NAK | ROCE_NAK_PSN_SEQ, tp->epsn);
+	}
+}
+
+/*
+ * The packet's payload onto dst: handed to the memory's owner, or copied
+ * here.  RS_COMPLETE once it landed (or will, placed); otherwise where
+ * to go instead (denied: the state for memory the copy may not write).
+ */
+static enum resp_state deliver(struct resp_ctx *c, struct srd_dma *dst,
+			       uint32_t len, bool peer, enum resp_state denied)
+{
+	struct srd_qp_transport *tp = c->tp;
+	int err;
+
+	switch (place_payload(c, dst, len, peer)) {
+	case PL_PLACED:
+		return RS_COMPLETE;
+	case PL_WAIT:
+		return wait_placed(c);
+	case PL_LOST:
+		tp->cnt.rx_drops++;
+		return RS_DONE;
+	case PL_COPY:
+		break;
+	}
+	err = dma_copy(tp->eng->d, dst, &c->pkt->pay, len);
+	if (err == -EFAULT) {
+		/* The source went away: as if lost on the wire. */
+		tp->cnt.rx_drops++;
+		return RS_DONE;
+	}
+	return err ? denied : RS_COMPLETE;
+}
+
 static enum resp_state exec_send(struct resp_ctx *c)
 {
 	struct srd_qp_transport *tp = c->tp;
 	struct srd_qp *qp = tp->qp;
 	struct srd_rwqe *rw = &tp->rwqe;
+	enum resp_state rs;
 	struct srd_dma dst;
-	int err;
 
 	if (!rw->valid)
 		return c->rc ? RS_ERR_INV_REQ : RS_DROP_MSG;
@@ -552,98 +703,31 @@ static enum resp_state exec_send(struct resp_ctx *c)
 		if (dma_copy(tp->eng->d, &dst, &src, sizeof(grh)))
 			return RS_ERR_LOC_PROT;
 	}
-	err = dma_copy(tp->eng->d, &dst, &c->pkt->pay, c->pkt->paylen);
-	if (err == -EFAULT) {
-		/* The source went away: as if lost on the wire. */
-		tp->cnt.rx_drops++;
-		return RS_DONE;
-	}
-	if (err)
-		return RS_ERR_LOC_PROT;
-	rw->done += c->pkt->paylen + (c->ud ? ROCE_GRH_BYTES : 0);
-	return RS_COMPLETE;
-}
-
-/* --- placement by the memory's owner (place.c) ---------------------------- */
-
-/* What may be handed over as a placement job: an RC WRITE without
- * immediate, in order; anything else must see the jobs before it done. */
-static bool may_place(const struct resp_ctx *c)
-{
-	const struct srd_qp_transport *tp = c->tp;
-
-	return tp->qp->type == IBV_QPT_RC && (c->m & OPF_WRITE) &&
-	       !(c->m & OPF_IMM) && !tp->place_resend &&
-	       c->pkt->psn == tp->epsn;
-}
-
-/* Dropped behind the jobs out: asked for again when they are done. */
-static enum resp_state wait_placed(struct resp_ctx *c)
-{
-	c->tp->place_resend = true;
-	c->tp->cnt.place_waits += c->pkt->npkts;
-	return RS_DONE;
-}
-
-void responder_place_retired(struct srd_qp_transport *tp, uint32_t psn, int err,
-			     bool ack, uint32_t ack_psn)
-{
-	enum ibv_qp_state qs = tp_state(tp);
-
-	if (qs == IBV_QPS_ERR || qs == IBV_QPS_RESET)
-		return;
-	if (err) {
-		/* The data did not land: say so for its packet, and stop
-		 * (IBTA class C, as a key check failing would). */
-		send_ack(tp,
-			 ROCE_AETH_NAK | (err == -EACCES ? ROCE_NAK_REM_ACCESS
-							 : ROCE_NAK_REM_OP),
-			 psn);
-		tp_error(tp, err == -EACCES ? IBV_EVENT_QP_ACCESS_ERR
-					    : IBV_EVENT_QP_FATAL);
-		return;
-	}
-	if (ack)
-		send_ack_in_order(tp, ack_psn);
-	if (!tp->place_pending && tp->place_resend) {
-		tp->place_resend = false;
-		tp->cnt.seq_naks_sent++;
-		tp->nak_recent = true;
-		tp->nak_psn = tp->epsn;
-		send_ack(tp, ROCE_AETH_NAK | ROCE_NAK_PSN_SEQ, tp->epsn);
-	}
+	rs = deliver(c, &dst, c->pkt->paylen, false, RS_ERR_LOC_PROT);
+	if (rs == RS_COMPLETE)
+		rw->done += c->pkt->paylen + (c->ud ? ROCE_GRH_BYTES : 0);
+	return rs;
 }
 
 static enum resp_state exec_write(struct resp_ctx *c)
 {
 	struct srd_qp_transport *tp = c->tp;
 	uint32_t len = c->pkt->paylen;
+	enum resp_state rs;
 	struct srd_dma dst;
-	int err;
 
 	if (!len)
 		return RS_COMPLETE;
 	dma_init_range(&dst, tp->wr_rkey, tp->wr_va, len, tp->qp->pd,
 		       tp->qp->qpn, IBV_ACCESS_REMOTE_WRITE);
-	if (may_place(c) &&
-	    (tp->place_pending || tp->wr_len >= SRD_PLACE_MIN_BYTES)) {
-		if (!place_post(tp, &dst, &c->pkt->pay, len, SRD_PLACE_K_WRITE,
-				c->pkt->psn + c->pkt->npkts - 1))
-			goto placed;
-		if (tp->place_pending)
-			return wait_placed(c);
+	rs = deliver(c, &dst, len,
+		     tp->place_pending || tp->wr_len >= SRD_PLACE_MIN_BYTES,
+		     c->rc ? RS_ERR_ACCESS : RS_DROP_MSG);
+	if (rs == RS_COMPLETE) {
+		tp->wr_va += len;
+		tp->wr_resid -= len;
 	}
-	err = dma_copy(tp->eng->d, &dst, &c->pkt->pay, len);
-	if (err == -EFAULT) {
-		tp->cnt.rx_drops++;
-		return RS_DONE;
-	}
-	if (err)
-		return c->rc ? RS_ERR_ACCESS : RS_DROP_MSG;
-placed:
-	tp->wr_va += len;
-	tp->wr_resid -= len;
-	return RS_COMPLETE;
+	return rs;
 }
 
 static struct srd_resp_res *next_res(struct srd_qp_transport *tp)
