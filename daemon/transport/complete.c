@@ -6,8 +6,8 @@
 #include "common/wc_opcode.h"
 #include "daemon/transport/engine.h"
 
-static void tp_cq_push(struct srd_qp_transport *tp, struct srd_cq *cq,
-		       const struct srd_cqe *c)
+void tp_cq_push(struct srd_qp_transport *tp, struct srd_cq *cq,
+		const struct srd_cqe *c)
 {
 	/* An overrun CQ is in error; the QP cannot complete anything. */
 	if (cq && cq_push(cq, c) == -ENOSPC)
@@ -56,5 +56,11 @@ void tp_recv_cqe(struct srd_qp_transport *tp,
 		  (info->solicited ? SRD_CQE_SOLICITED : 0);
 	rw->valid = false;
 	/* XRC: the SRQ's CQ, the target QP has none. */
+	if (tp->place_defer) {
+		/* Its data is still to be placed: no CQE before it. */
+		tp->place_defer = false;
+		place_defer_cqe(tp, rw->xsrq ? rw->xsrq->cq : qp->recv_cq, &c);
+		return;
+	}
 	tp_cq_push(tp, rw->xsrq ? rw->xsrq->cq : qp->recv_cq, &c);
 }

@@ -366,7 +366,7 @@ static enum comp_state do_read(struct comp_ctx *c)
 	 * memory on demand: the READ then retires once every job of it is
 	 * done.  No room for it now: dropped, and asked for again once the
 	 * jobs out are done. */
-	placed = tp->qp->type == IBV_QPT_RC && pkt->paylen
+	placed = srd_qpt_reliable(tp->qp->type) && pkt->paylen
 			 ? place_post(tp, &dst, &pkt->pay, pkt->paylen,
 				      SRD_PLACE_K_READ, c->idx,
 				      s->placing ||
@@ -610,7 +610,7 @@ static bool peer_placing(struct srd_qp_transport *tp)
 {
 	struct srd_qp *peer;
 
-	if (tp->qp->type != IBV_QPT_RC || !tp_route_local(tp))
+	if (!srd_qpt_reliable(tp->qp->type) || !tp_route_local(tp))
 		return false;
 	peer = qp_lookup_num(tp->eng->d, tp->qp->attr.dest_qp_num);
 	return peer && peer->dev == tp->route_dev && peer->tp &&

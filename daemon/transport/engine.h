@@ -231,6 +231,11 @@ struct srd_qp_transport {
 	 * by a job (SRD_PLACE_K_LAST): when it comes again, no copy. */
 	bool placed;
 	uint32_t placed_psn;
+	/* UC: the receive CQE being made waits on the newest job (its
+	 * packet was handed over), and a job of ours failed (the QP is in
+	 * error: what still waits completes flushed). */
+	bool place_defer;
+	bool place_failed;
 	/* As requester: READ responses out as jobs on our own ring, and
 	 * whether one was dropped for want of room meanwhile. */
 	uint32_t place_rd_pending;
@@ -408,12 +413,29 @@ enum srd_place_kind {
 int place_post(struct srd_qp_transport *tp, struct srd_dma *dst,
 	       struct srd_dma *src, uint64_t len, enum srd_place_kind kind,
 	       uint32_t arg, bool peer);
-/* responder.c: a placement job of tp retired: err 0 (placed), -EACCES (the destination
- * could not be written) or another (the source could not be read); the
- * ACK that waited on it, if any; what the job carried. */
-void responder_place_retired(struct srd_qp_transport *tp, uint32_t psn, int err,
-			     bool ack, uint32_t ack_psn,
-			     enum srd_place_kind kind);
+/* A responder's job as it retires. */
+struct srd_place_done {
+	uint32_t psn;
+	/* 0 (placed), -EACCES (the destination could not be written) or
+	 * another (the source could not be read) */
+	int err;
+	enum srd_place_kind kind;
+	bool ack; /* the ACK of ack_psn waited on it */
+	uint32_t ack_psn;
+	/* UC: the receive CQE that waited on it, for cq */
+	const struct srd_cqe *cqe;
+	struct srd_cq *cq;
+};
+/* responder.c: a placement job of tp retired. */
+void responder_place_retired(struct srd_qp_transport *tp,
+			     const struct srd_place_done *d);
+/* tp_recv_cqe with tp->place_defer: the CQE goes out when tp's newest job
+ * retires. */
+void place_defer_cqe(struct srd_qp_transport *tp, struct srd_cq *cq,
+		     const struct srd_cqe *c);
+/* Push a CQE of tp's (complete.c). */
+void tp_cq_push(struct srd_qp_transport *tp, struct srd_cq *cq,
+		const struct srd_cqe *c);
 /* completer.c: a READ job of tp retired: 0, -EACCES (our memory could not
  * be written) or another (the source could not be read). */
 void completer_place_retired(struct srd_qp_transport *tp, uint32_t idx,

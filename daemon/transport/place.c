@@ -47,6 +47,10 @@ struct place_shadow {
 	struct srd_client_mem *src;
 	uint16_t nsrc, ndst;
 	uint64_t len;
+	/* UC: the receive CQE that waits on this job */
+	bool has_cqe;
+	struct srd_cq *cq;
+	struct srd_cqe cqe;
 	struct srd_place_iov siov[SRD_PLACE_MAX_IOV];
 	struct srd_place_iov diov[SRD_PLACE_MAX_IOV];
 };
@@ -135,6 +139,7 @@ static void shadow_clear(struct place_shadow *s)
 	s->tp = NULL;
 	s->ack = false;
 	s->staged = false;
+	s->has_cqe = false;
 }
 
 void engine_mem_gone(struct srd_client_mem *m)
@@ -168,6 +173,8 @@ void engine_place_tp_gone(struct srd_qp_transport *tp)
 	tp->place_resend = false;
 	tp->place_rd_resend = false;
 	tp->placed = false;
+	tp->place_defer = false;
+	tp->place_failed = false;
 	if (!tp->place_pending && !tp->place_rd_pending)
 		return;
 	list_for_each (&e->place_busy, it) {
@@ -213,6 +220,7 @@ static void publish(struct srd_qp_transport *tp, struct srd_place *dp,
 	s->idx = arg;
 	s->psn = arg & ROCE_PSN_MASK;
 	s->ack = false;
+	s->has_cqe = false;
 
 	j->seq = dp->posted;
 	j->src_pid = pid;
@@ -370,6 +378,21 @@ int place_post(struct srd_qp_transport *tp, struct srd_dma *dst,
 	return 1;
 }
 
+void place_defer_cqe(struct srd_qp_transport *tp, struct srd_cq *cq,
+		     const struct srd_cqe *c)
+{
+	struct place_shadow *s = tp->place_last;
+
+	/* Set with the job just posted, in the same pass. */
+	if (!s) {
+		tp_cq_push(tp, cq, c);
+		return;
+	}
+	s->has_cqe = true;
+	s->cq = cq;
+	s->cqe = *c;
+}
+
 bool place_hold_ack(struct srd_qp_transport *tp, uint32_t psn)
 {
 	struct place_shadow *s = tp->place_last;
@@ -466,8 +489,17 @@ static void retire(struct srd_place *p, struct place_shadow *s, uint32_t st)
 		tp->place_pending--;
 		if (tp->place_last == s)
 			tp->place_last = NULL;
-		responder_place_retired(tp, s->psn, err, s->ack, s->ack_psn,
-					s->kind);
+		struct srd_place_done d = {
+			.psn = s->psn,
+			.err = err,
+			.kind = (enum srd_place_kind)s->kind,
+			.ack = s->ack,
+			.ack_psn = s->ack_psn,
+			.cqe = s->has_cqe ? &s->cqe : NULL,
+			.cq = s->cq,
+		};
+
+		responder_place_retired(tp, &d);
 	}
 	shadow_clear(s);
 }

@@ -539,14 +539,15 @@ static bool completes(uint32_t m)
 }
 
 /* What may be handed over as a placement job while others are out: a
- * packet of an RC WRITE or SEND that completes nothing, in order;
+ * packet of a reliable WRITE or SEND that completes nothing, in order;
  * anything else must see the jobs before it done. */
 static bool may_place(const struct resp_ctx *c)
 {
 	const struct srd_qp_transport *tp = c->tp;
 
-	return tp->qp->type == IBV_QPT_RC && (c->m & (OPF_WRITE | OPF_SEND)) &&
-	       !completes(c->m) && !tp->place_resend && c->pkt->psn == tp->epsn;
+	return srd_qpt_reliable(tp->qp->type) &&
+	       (c->m & (OPF_WRITE | OPF_SEND)) && !completes(c->m) &&
+	       !tp->place_resend && c->pkt->psn == tp->epsn;
 }
 
 /* Dropped behind the jobs out: asked for again when they are done. */
@@ -561,86 +562,142 @@ enum placement {
 	PL_COPY,   /* not handed over: copy it here */
 	PL_PLACED, /* handed over (or placed already): go on */
 	PL_WAIT,   /* dropped, to come again once the jobs are done */
+	PL_DROP,   /* UC: dropped, as lost on the wire */
 	PL_LOST,   /* the source is gone: as if lost on the wire */
 };
 
 /*
- * Hand the packet's payload to the owner of dst (place.c).  Memory on
- * demand is always handed over: only its owner's thread writes it.  A
- * packet that completes a message is then dropped, and completes when it
- * comes again after its job is done, with no second copy: its CQE and
- * ACK never precede the data.  peer: other in-place memory may be handed
- * over too (a copy worth the owner's wake-up).
+ * Hand len bytes from src to the owner of dst (place.c).  Memory on
+ * demand is always handed over: only its owner's thread writes it.  last:
+ * the bytes complete a message (a receive CQE follows).  On a reliable QP
+ * that packet is then dropped, and completes when it comes again after
+ * its job is done, with no second copy: its CQE and ACK never precede the
+ * data.  UC asks nothing again: the packet goes on, its CQE waits for
+ * the job (tp->place_defer), and one that finds no room is dropped.  peer: other in-place memory may
+ * be handed over too (a copy worth the owner's wake-up).
  */
 static enum placement place_payload(struct resp_ctx *c, struct srd_dma *dst,
-				    uint32_t len, bool peer)
+				    struct srd_dma *src, uint32_t len,
+				    bool peer, bool last)
 {
 	struct srd_qp_transport *tp = c->tp;
 	struct srd_pkt *pkt = c->pkt;
-	bool send = c->m & OPF_SEND, last = completes(c->m);
+	bool send = c->m & OPF_SEND;
+	enum srd_place_kind kind =
+		send ? (last ? SRD_PLACE_K_SEND_LAST : SRD_PLACE_K_SEND)
+		     : (last ? SRD_PLACE_K_LAST : SRD_PLACE_K_WRITE);
 	int r;
 
-	if (tp->qp->type != IBV_QPT_RC || pkt->psn != tp->epsn)
+	/* UD keeps its way (maps checked, then the copy): a local UD
+	 * sender is never dropped for want of room, nor asked again. */
+	if (c->ud)
+		return PL_COPY;
+	if (!srd_qpt_reliable(tp->qp->type)) {
+		r = place_post(tp, dst, src, len, kind, pkt->psn, false);
+		if (r > 0) {
+			tp->place_defer = last;
+			return PL_PLACED;
+		}
+		if (r == -EFAULT)
+			return PL_LOST;
+		/* Not handed over, behind jobs that were: keep the order. */
+		return r == -ENOBUFS || tp->place_pending ? PL_DROP : PL_COPY;
+	}
+	if (pkt->psn != tp->epsn)
 		return PL_COPY;
 	if (last && tp->placed && tp->placed_psn == pkt->psn) {
 		tp->placed = false;
 		return PL_PLACED;
 	}
-	if (last)
-		r = place_post(tp, dst, &pkt->pay, len,
-			       send ? SRD_PLACE_K_SEND_LAST : SRD_PLACE_K_LAST,
-			       pkt->psn, false);
-	else
-		r = place_post(tp, dst, &pkt->pay, len,
-			       send ? SRD_PLACE_K_SEND : SRD_PLACE_K_WRITE,
-			       pkt->psn + pkt->npkts - 1, peer);
+	r = place_post(tp, dst, src, len, kind,
+		       last ? pkt->psn : pkt->psn + pkt->npkts - 1,
+		       !last && peer);
 	if (r > 0)
 		return last ? PL_WAIT : PL_PLACED;
 	if (r == -ENOBUFS)
 		return PL_WAIT;
 	if (r == -EFAULT)
 		return PL_LOST;
-	/* Not handed over, behind jobs that were: keep the order. */
 	return tp->place_pending ? PL_WAIT : PL_COPY;
 }
 
-void responder_place_retired(struct srd_qp_transport *tp, uint32_t psn, int err,
-			     bool ack, uint32_t ack_psn,
-			     enum srd_place_kind kind)
+/* UC: a job failed (its memory could not be written, as a copy here
+ * could not): the QP stops, as for a local protection error.  The CQE
+ * that waited on the job says so; those behind it complete flushed. */
+static void unreliable_retired(struct srd_qp_transport *tp,
+			       const struct srd_place_done *d)
 {
 	enum ibv_qp_state qs = tp_state(tp);
-	bool send = kind == SRD_PLACE_K_SEND || kind == SRD_PLACE_K_SEND_LAST;
+	struct srd_cqe cqe;
 
+	if (d->err && !tp->place_failed && qs != IBV_QPS_ERR) {
+		tp->place_failed = true;
+		if (!d->cqe && tp->rwqe.valid) {
+			struct srd_recv_cqe_info info = {
+				.status = IBV_WC_LOC_PROT_ERR,
+				.opcode = IBV_WC_RECV,
+				.src_qp = tp->qp->attr.dest_qp_num,
+			};
+
+			tp_recv_cqe(tp, &info);
+		}
+		if (d->cqe) {
+			cqe = *d->cqe;
+			cqe.status = IBV_WC_LOC_PROT_ERR;
+			tp_cq_push(tp, d->cq, &cqe);
+		}
+		tp_error(tp, -1);
+		return;
+	}
+	if (!d->cqe)
+		return;
+	cqe = *d->cqe;
+	if (d->err || tp->place_failed || qs == IBV_QPS_ERR)
+		cqe.status = IBV_WC_WR_FLUSH_ERR;
+	tp_cq_push(tp, d->cq, &cqe);
+}
+
+void responder_place_retired(struct srd_qp_transport *tp,
+			     const struct srd_place_done *d)
+{
+	enum ibv_qp_state qs = tp_state(tp);
+	bool send = d->kind == SRD_PLACE_K_SEND ||
+		    d->kind == SRD_PLACE_K_SEND_LAST;
+
+	if (!srd_qpt_reliable(tp->qp->type)) {
+		unreliable_retired(tp, d);
+		return;
+	}
 	if (qs == IBV_QPS_ERR || qs == IBV_QPS_RESET)
 		return;
-	if (err) {
+	if (d->err) {
 		struct srd_recv_cqe_info info = {
 			.status = send ? IBV_WC_LOC_PROT_ERR
 				       : IBV_WC_REM_ACCESS_ERR,
 			.opcode = IBV_WC_RECV,
 			.src_qp = tp->qp->attr.dest_qp_num,
 		};
-		bool access = err == -EACCES && !send;
+		bool access = d->err == -EACCES && !send;
 
 		/* The data did not land: say so for its packet, and stop
 		 * (IBTA class C), as the copy here would have. */
-		if (err == -EACCES && tp->rwqe.valid)
+		if (d->err == -EACCES && tp->rwqe.valid)
 			tp_recv_cqe(tp, &info);
 		send_ack(tp,
 			 ROCE_AETH_NAK | (access ? ROCE_NAK_REM_ACCESS
 						 : ROCE_NAK_REM_OP),
-			 psn);
-		tp_error(tp, access	      ? IBV_EVENT_QP_ACCESS_ERR
-			     : err == -EACCES ? -1
-					      : IBV_EVENT_QP_FATAL);
+			 d->psn);
+		tp_error(tp, access		 ? IBV_EVENT_QP_ACCESS_ERR
+			     : d->err == -EACCES ? -1
+						 : IBV_EVENT_QP_FATAL);
 		return;
 	}
-	if (kind == SRD_PLACE_K_LAST || kind == SRD_PLACE_K_SEND_LAST) {
+	if (d->kind == SRD_PLACE_K_LAST || d->kind == SRD_PLACE_K_SEND_LAST) {
 		tp->placed = true;
-		tp->placed_psn = psn & ROCE_PSN_MASK;
+		tp->placed_psn = d->psn & ROCE_PSN_MASK;
 	}
-	if (ack)
-		send_ack_in_order(tp, ack_psn);
+	if (d->ack)
+		send_ack_in_order(tp, d->ack_psn);
 	if (!tp->place_pending && tp->place_resend) {
 		tp->place_resend = false;
 		tp->cnt.seq_naks_sent++;
@@ -651,28 +708,35 @@ void responder_place_retired(struct srd_qp_transport *tp, uint32_t psn, int err,
 }
 
 /*
- * The packet's payload onto dst: handed to the memory's owner, or copied
- * here.  RS_COMPLETE once it landed (or will, placed); otherwise where
- * to go instead (denied: the state for memory the copy may not write).
+ * len bytes from src onto dst, both advanced past them: handed to the
+ * memory's owner, or copied here.  RS_COMPLETE once they landed (or
+ * will, placed); otherwise where to go instead (denied: the state for
+ * memory the copy may not write).
  */
 static enum resp_state deliver(struct resp_ctx *c, struct srd_dma *dst,
-			       uint32_t len, bool peer, enum resp_state denied)
+			       struct srd_dma *src, uint32_t len, bool peer,
+			       bool last, enum resp_state denied)
 {
 	struct srd_qp_transport *tp = c->tp;
 	int err;
 
-	switch (place_payload(c, dst, len, peer)) {
+	switch (place_payload(c, dst, src, len, peer, last)) {
 	case PL_PLACED:
+		dma_advance(dst, len);
+		dma_advance(src, len);
 		return RS_COMPLETE;
 	case PL_WAIT:
 		return wait_placed(c);
+	case PL_DROP:
+		tp->cnt.place_waits += c->pkt->npkts;
+		return RS_DROP_MSG;
 	case PL_LOST:
 		tp->cnt.rx_drops++;
 		return RS_DONE;
 	case PL_COPY:
 		break;
 	}
-	err = dma_copy(tp->eng->d, dst, &c->pkt->pay, len);
+	err = dma_copy(tp->eng->d, dst, src, len);
 	if (err == -EFAULT) {
 		/* The source went away: as if lost on the wire. */
 		tp->cnt.rx_drops++;
@@ -686,6 +750,8 @@ static enum resp_state exec_send(struct resp_ctx *c)
 	struct srd_qp_transport *tp = c->tp;
 	struct srd_qp *qp = tp->qp;
 	struct srd_rwqe *rw = &tp->rwqe;
+	uint32_t len = c->pkt->paylen;
+	bool last = completes(c->m);
 	enum resp_state rs;
 	struct srd_dma dst;
 
@@ -700,12 +766,16 @@ static enum resp_state exec_send(struct resp_ctx *c)
 
 		build_grh(c->pkt, grh);
 		dma_init_buf(&src, grh, sizeof(grh));
-		if (dma_copy(tp->eng->d, &dst, &src, sizeof(grh)))
-			return RS_ERR_LOC_PROT;
+		rs = deliver(c, &dst, &src, sizeof(grh), false, last && !len,
+			     RS_ERR_LOC_PROT);
+		if (rs != RS_COMPLETE)
+			return rs;
 	}
-	rs = deliver(c, &dst, c->pkt->paylen, false, RS_ERR_LOC_PROT);
+	rs = len ? deliver(c, &dst, &c->pkt->pay, len, false, last,
+			   RS_ERR_LOC_PROT)
+		 : RS_COMPLETE;
 	if (rs == RS_COMPLETE)
-		rw->done += c->pkt->paylen + (c->ud ? ROCE_GRH_BYTES : 0);
+		rw->done += len + (c->ud ? ROCE_GRH_BYTES : 0);
 	return rs;
 }
 
@@ -720,9 +790,9 @@ static enum resp_state exec_write(struct resp_ctx *c)
 		return RS_COMPLETE;
 	dma_init_range(&dst, tp->wr_rkey, tp->wr_va, len, tp->qp->pd,
 		       tp->qp->qpn, IBV_ACCESS_REMOTE_WRITE);
-	rs = deliver(c, &dst, len,
+	rs = deliver(c, &dst, &c->pkt->pay, len,
 		     tp->place_pending || tp->wr_len >= SRD_PLACE_MIN_BYTES,
-		     c->rc ? RS_ERR_ACCESS : RS_DROP_MSG);
+		     completes(c->m), c->rc ? RS_ERR_ACCESS : RS_DROP_MSG);
 	if (rs == RS_COMPLETE) {
 		tp->wr_va += len;
 		tp->wr_resid -= len;
@@ -1150,8 +1220,9 @@ void responder_rx(struct srd_qp_transport *tp, struct srd_pkt *pkt)
 		if (tp_state(tp) == IBV_QPS_ERR)
 			return;
 	}
-	/* Behind placement jobs only more of them, in order. */
-	if (tp->place_pending && !may_place(&c)) {
+	/* Behind placement jobs only more of them, in order (UC and UD
+	 * drop what cannot be one: place_payload). */
+	if (tp->place_pending && srd_qpt_reliable(qp->type) && !may_place(&c)) {
 		wait_placed(&c);
 		return;
 	}

@@ -2,14 +2,16 @@
 /*
  * Memory on demand honours mprotect() at once, as a NIC's ODP does: once
  * the owner's mprotect(PROT_READ) has returned, no RDMA WRITE changes a
- * byte of the pages, and the writer's WRITE then completes with
- * REM_ACCESS_ERR.  Root starts the daemon, as the system's; a target T
+ * byte of the pages.  Root starts the daemon, as the system's; a target T
  * (one user) registers 4 MiB on demand, and a writer W (another user)
  * streams 1 MiB WRITEs into it, four in flight, each of a byte value of
- * its own.  While they flow, T write-protects the whole MR, copies it
- * right away, and once W's stream has failed compares: the copy and the
- * memory must be the same.  ROUNDS rounds, each on a QP pair of its own
- * (a failed WRITE leaves its QP in error), at a different moment.
+ * its own.  While they flow, T write-protects the whole MR and copies it
+ * right away; once W's stream is over, the copy and the memory must be
+ * the same.  ROUNDS rounds, each on a QP pair of its own (a failed WRITE
+ * leaves its QP in error), at a different moment:
+ *   - RC: the stream ends when a WRITE completes with REM_ACCESS_ERR;
+ *   - UC: nothing tells the writer; T tells it to stop, and it stops
+ *     once its WRITEs in flight are done.
  *
  * Checking the protections, then writing through /proc/PID/mem (which
  * writes through them), lets the rest of a WRITE under way land after
@@ -31,11 +33,12 @@
 #define PSN 0x2345
 
 enum step {
-	S_TARGET,  /* T -> W: its QPs and MR */
-	S_WRITER,  /* W -> T: its QPs */
-	S_GO,	   /* T -> W: round r may start (memory writable) */
-	S_FLOWING, /* W -> T: a WRITE of round r completed */
-	S_DONE,	   /* W -> T: round r's stream failed, nothing in flight */
+	S_TARGET,    /* T -> W: its QPs and MR */
+	S_WRITER,    /* W -> T: its QPs */
+	S_GO,	     /* T -> W: round r may start (memory writable) */
+	S_FLOWING,   /* W -> T: a WRITE of round r completed */
+	S_PROTECTED, /* T -> W (UC): stop */
+	S_DONE,	     /* W -> T: round r's stream is over, none in flight */
 };
 
 struct msg {
@@ -51,14 +54,14 @@ struct side {
 	struct t_ep ep[ROUNDS];
 };
 
-static void side_open(struct side *s)
+static void side_open(struct side *s, enum ibv_qp_type type)
 {
 	struct ibv_qp_init_attr ia;
 
 	t_dev_open(&s->d);
 	for (int r = 0; r < ROUNDS; r++) {
 		s->cq[r] = t_cq_create(&s->d, 4 * DEPTH, NULL);
-		t_qp_init_attr(&ia, IBV_QPT_RC, s->cq[r], s->cq[r]);
+		t_qp_init_attr(&ia, type, s->cq[r], s->cq[r]);
 		ia.cap.max_send_wr = DEPTH;
 		s->qp[r] = t_qp_create(&s->d, &ia);
 		t_ep_local(&s->d, s->qp[r], PSN + r, &s->ep[r]);
@@ -101,17 +104,22 @@ static void recv_step(int sock, uint32_t step, uint32_t round, struct t_ep *ep)
 		memcpy(ep, m.ep, sizeof(m.ep));
 }
 
+struct role {
+	uid_t uid;
+	enum ibv_qp_type type;
+};
+
 static int target(int sock, void *arg)
 {
-	uid_t uid = *(const uid_t *)arg;
+	const struct role *ro = arg;
 	struct t_ep w[ROUNDS];
 	struct ibv_mr *mr;
 	struct side s;
 	uint8_t *buf, *snap = malloc(LEN);
 
 	T_NONNULL(snap);
-	t_become(uid);
-	side_open(&s);
+	t_become(ro->uid);
+	side_open(&s, ro->type);
 	buf = mmap(NULL, LEN, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	T_ASSERT(buf != MAP_FAILED);
@@ -136,6 +144,8 @@ static int target(int sock, void *arg)
 		usleep(200 + 700 * r);
 		T_OK(mprotect(buf, LEN, PROT_READ));
 		memcpy(snap, buf, LEN);
+		if (ro->type == IBV_QPT_UC)
+			send_step(sock, S_PROTECTED, r, NULL);
 		recv_step(sock, S_DONE, r, NULL);
 		T_MEMEQ(buf, snap, LEN);
 	}
@@ -147,10 +157,11 @@ static int target(int sock, void *arg)
 	return 0;
 }
 
-/* WRITEs into T until one fails: it must fail for want of access.  The
- * rest are flushed; return once none is in flight. */
+/* WRITEs into T until one fails (RC: it must fail for want of access,
+ * the rest are flushed) or T says stop (UC); return once none is in
+ * flight. */
 static void stream(struct side *s, uint32_t r, struct ibv_mr *mr,
-		   const struct t_ep *t, int sock)
+		   const struct t_ep *t, int sock, enum ibv_qp_type type)
 {
 	uint64_t until = t_now_ms() + 20000;
 	uint32_t posted = 0, done = 0;
@@ -158,6 +169,12 @@ static void stream(struct side *s, uint32_t r, struct ibv_mr *mr,
 	struct ibv_wc wc;
 
 	while (!failed || done != posted) {
+		if (type == IBV_QPT_UC && flowing && !failed &&
+		    t_fd_readable(sock, 0)) {
+			recv_step(sock, S_PROTECTED, r, NULL);
+			failed = true;
+			continue;
+		}
 		if (!failed && posted - done < DEPTH) {
 			uint32_t n = posted;
 
@@ -171,7 +188,12 @@ static void stream(struct side *s, uint32_t r, struct ibv_mr *mr,
 		T_EQ(t_poll(s->cq[r], &wc, 10000), 1);
 		T_EQ(wc.wr_id, done);
 		done++;
-		if (failed) {
+		if (type == IBV_QPT_UC) {
+			T_EQ(wc.status, IBV_WC_SUCCESS);
+			if (!flowing)
+				send_step(sock, S_FLOWING, r, NULL);
+			flowing = true;
+		} else if (failed) {
 			T_EQ(wc.status, IBV_WC_WR_FLUSH_ERR);
 		} else if (wc.status != IBV_WC_SUCCESS) {
 			T_EQ(wc.status, IBV_WC_REM_ACCESS_ERR);
@@ -187,14 +209,14 @@ static void stream(struct side *s, uint32_t r, struct ibv_mr *mr,
 
 static int writer(int sock, void *arg)
 {
-	uid_t uid = *(const uid_t *)arg;
+	const struct role *ro = arg;
 	struct t_ep t[ROUNDS];
 	struct ibv_mr *mr;
 	struct side s;
 	uint8_t *src;
 
-	t_become(uid);
-	side_open(&s);
+	t_become(ro->uid);
+	side_open(&s, ro->type);
 	src = malloc(SRC_LEN);
 	T_NONNULL(src);
 	for (uint32_t k = 0; k < 8; k++)
@@ -206,7 +228,7 @@ static int writer(int sock, void *arg)
 	send_step(sock, S_WRITER, 0, s.ep);
 	for (uint32_t r = 0; r < ROUNDS; r++) {
 		recv_step(sock, S_GO, r, NULL);
-		stream(&s, r, mr, &t[r], sock);
+		stream(&s, r, mr, &t[r], sock, ro->type);
 		send_step(sock, S_DONE, r, NULL);
 	}
 	T_OK(ibv_dereg_mr(mr));
@@ -226,9 +248,28 @@ static void relay(struct t_child *from, struct t_child *to, uint32_t step,
 	t_sock_send(to->fd, &m, sizeof(m));
 }
 
+static void run(uid_t tuid, uid_t wuid, enum ibv_qp_type type)
+{
+	struct role tr = { tuid, type }, wr = { wuid, type };
+	struct t_child w, t;
+
+	t_fork(&t, target, &tr);
+	t_fork(&w, writer, &wr);
+	relay(&t, &w, S_TARGET, 0);
+	relay(&w, &t, S_WRITER, 0);
+	for (uint32_t r = 0; r < ROUNDS; r++) {
+		relay(&t, &w, S_GO, r);
+		relay(&w, &t, S_FLOWING, r);
+		if (type == IBV_QPT_UC)
+			relay(&t, &w, S_PROTECTED, r);
+		relay(&w, &t, S_DONE, r);
+	}
+	T_EQ(t_child_wait(&w, 60000), 0);
+	T_EQ(t_child_wait(&t, 60000), 0);
+}
+
 int main(void)
 {
-	struct t_child w, t;
 	struct t_dev d;
 	uid_t a, b;
 
@@ -238,17 +279,8 @@ int main(void)
 	a = t_user("srdodpa");
 	b = t_user("srdodpb");
 	t_dev_open(&d); /* a root daemon, as the system's */
-	t_fork(&t, target, &a);
-	t_fork(&w, writer, &b);
-	relay(&t, &w, S_TARGET, 0);
-	relay(&w, &t, S_WRITER, 0);
-	for (uint32_t r = 0; r < ROUNDS; r++) {
-		relay(&t, &w, S_GO, r);
-		relay(&w, &t, S_FLOWING, r);
-		relay(&w, &t, S_DONE, r);
-	}
-	T_EQ(t_child_wait(&w, 60000), 0);
-	T_EQ(t_child_wait(&t, 60000), 0);
+	run(a, b, IBV_QPT_RC);
+	run(a, b, IBV_QPT_UC);
 	t_dev_close(&d);
 	t_pass();
 }
