@@ -26,7 +26,7 @@
 #define SRD_PLACE_TOKEN_BYTES 16
 /* Bytes the daemon stages for jobs whose source the owner cannot read
  * itself (a packet, another user's memory): see src_pid. */
-#define SRD_PLACE_STAGE_BYTES (1u << 20)
+#define SRD_PLACE_STAGE_BYTES (4u << 20)
 /* The most one staged job carries; longer payloads take several. */
 #define SRD_PLACE_STAGE_JOB_MAX (256u * 1024)
 

@@ -87,10 +87,12 @@ static int start_poll(struct ibv_cq_ex *c, struct ibv_poll_cq_attr *attr)
 	} else if (++cq->empty_polls >= SRD_EMPTY_POLLS_YIELD) {
 		cq->empty_polls = 0;
 		pthread_spin_unlock(&cq->lock);
+		srd_place_help(to_ctx(c->context));
 		srd_poll_idle(cq);
 		return ret;
 	} else {
 		pthread_spin_unlock(&cq->lock);
+		srd_place_help(to_ctx(c->context));
 	}
 	return ret;
 }

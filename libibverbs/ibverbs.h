@@ -70,6 +70,9 @@ struct srd_context {
 /* place.c: start (at the first MR reached in place), stop, and wait out
  * what was given before now. */
 void srd_place_want(struct srd_context *ctx);
+/* An application thread with nothing to poll runs the jobs posted, if
+ * the placement thread is not at them: no wake-up to wait for. */
+void srd_place_help(struct srd_context *ctx);
 void srd_place_stop(struct srd_context *ctx);
 void srd_place_quiesce(struct srd_context *ctx);
 

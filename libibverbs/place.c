@@ -11,12 +11,16 @@
  * with our mprotect() and munmap() by the kernel.
  *
  * The thread spins a little after its last job (a WRITE stream keeps it
- * busy), then sleeps on the ring's futex; the daemon wakes it.
+ * busy; on fewer than 4 CPUs it yields as it spins), then sleeps on the
+ * ring's futex; the daemon wakes it.  An application thread that finds
+ * its CQ empty runs the jobs posted itself if the thread is not at them
+ * (srd_place_help): a receive it waits for then needs no wake-up.
  */
 #include <errno.h>
 #include <inttypes.h>
 #include <linux/futex.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,10 +43,15 @@ struct srd_place_lib {
 	struct srd_context *ctx;
 	struct srd_place_ring *ring;
 	pthread_t thread;
-	uint32_t next;	   /* the next job to run (worker only) */
+	/* The next job to run: moved under running, by the thread or by
+	 * an application thread polling a CQ (srd_place_help). */
+	uint32_t next;
+	uint32_t running;  /* 1 while one of them runs jobs */
+	uint32_t gen;	   /* fork_gen when started: ours, not a parent's */
 	uint32_t finished; /* jobs finished (atomic) */
 	uint32_t stop;	   /* atomic */
 	pid_t pid;	   /* the process the thread runs in */
+	bool few_cpus;	   /* fewer than 4 online: spin yielding */
 	struct iovec lo[BATCH_IOV + 1], re[BATCH_IOV + 1];
 };
 
@@ -179,7 +188,8 @@ static bool same_source(const struct srd_place_job *a,
 static uint32_t run_posted(struct srd_place_lib *pl, uint32_t posted)
 {
 	struct srd_place_ring *r = pl->ring;
-	uint32_t first = pl->next, n = 0, lo = 0, ro = 0;
+	uint32_t first = __atomic_load_n(&pl->next, __ATOMIC_RELAXED);
+	uint32_t n = 0, lo = 0, ro = 0;
 
 	/* A batch: consecutive jobs of one source that fit one call. */
 	while (first + n != posted) {
@@ -227,10 +237,60 @@ static uint32_t run_posted(struct srd_place_lib *pl, uint32_t posted)
 					 .state,
 				job_result(pl, first + k), __ATOMIC_RELEASE);
 	}
-	pl->next = first + n;
-	__atomic_store_n(&pl->finished, pl->next, __ATOMIC_RELEASE);
-	__atomic_store_n(&r->finished, pl->next, __ATOMIC_RELAXED);
+	__atomic_store_n(&pl->next, first + n, __ATOMIC_RELAXED);
+	__atomic_store_n(&pl->finished, first + n, __ATOMIC_RELEASE);
+	__atomic_store_n(&r->finished, first + n, __ATOMIC_RELAXED);
 	return n;
+}
+
+static uint32_t next_job(struct srd_place_lib *pl)
+{
+	return __atomic_load_n(&pl->next, __ATOMIC_RELAXED);
+}
+
+/* Run every job posted, if no other thread of ours is at it; true if
+ * this one did. */
+static bool run_all(struct srd_place_lib *pl)
+{
+	uint32_t idle = 0, posted;
+
+	if (!__atomic_compare_exchange_n(&pl->running, &idle, 1, false,
+					 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+		return false;
+	while ((posted = __atomic_load_n(&pl->ring->posted,
+					 __ATOMIC_ACQUIRE)) != next_job(pl))
+		while (posted != next_job(pl))
+			run_posted(pl, posted);
+	__atomic_store_n(&pl->running, 0, __ATOMIC_RELEASE);
+	srd_ring_doorbell(pl->ctx);
+	return true;
+}
+
+/* Bumped in each forked child: a ring started before the fork is the
+ * parent's, its jobs are for the parent's memory. */
+static uint32_t fork_gen;
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+
+static void place_atfork_child(void)
+{
+	__atomic_fetch_add(&fork_gen, 1, __ATOMIC_RELAXED);
+}
+
+static void atfork_init(void)
+{
+	pthread_atfork(NULL, NULL, place_atfork_child);
+}
+
+void srd_place_help(struct srd_context *ctx)
+{
+	struct srd_place_lib *pl =
+		__atomic_load_n(&ctx->place, __ATOMIC_ACQUIRE);
+
+	if (!pl || pl->gen != __atomic_load_n(&fork_gen, __ATOMIC_RELAXED) ||
+	    __atomic_load_n(&pl->ring->posted, __ATOMIC_ACQUIRE) ==
+		    next_job(pl))
+		return;
+	run_all(pl);
 }
 
 static void *worker(void *arg)
@@ -242,23 +302,29 @@ static void *worker(void *arg)
 	while (!__atomic_load_n(&pl->stop, __ATOMIC_ACQUIRE)) {
 		uint32_t posted = __atomic_load_n(&r->posted, __ATOMIC_ACQUIRE);
 
-		if (posted != pl->next) {
-			while (posted != pl->next)
-				run_posted(pl, posted);
-			srd_ring_doorbell(pl->ctx);
+		if (posted != next_job(pl)) {
+			/* An application thread may be running them. */
+			if (!run_all(pl))
+				sched_yield();
 			idle_since = now_ns();
 			continue;
 		}
 		if (now_ns() - idle_since < SPIN_NS) {
-			__builtin_ia32_pause();
+			/* On few CPUs the spin must not starve the daemon and
+			 * the application, whose work brings the next job. */
+			if (pl->few_cpus)
+				sched_yield();
+			else
+				__builtin_ia32_pause();
 			continue;
 		}
 		/* Sequentially consistent, as the daemon's store of posted
 		 * and its load of sleeping: one of us sees the other. */
 		__atomic_store_n(&r->sleeping, 1, __ATOMIC_SEQ_CST);
-		if (__atomic_load_n(&r->posted, __ATOMIC_SEQ_CST) == pl->next &&
+		if (__atomic_load_n(&r->posted, __ATOMIC_SEQ_CST) ==
+			    next_job(pl) &&
 		    !__atomic_load_n(&pl->stop, __ATOMIC_ACQUIRE))
-			syscall(SYS_futex, &r->posted, FUTEX_WAIT, pl->next,
+			syscall(SYS_futex, &r->posted, FUTEX_WAIT, next_job(pl),
 				NULL, NULL, 0);
 		__atomic_store_n(&r->sleeping, 0, __ATOMIC_RELAXED);
 		idle_since = now_ns();
@@ -312,6 +378,9 @@ static void place_start(struct srd_context *ctx)
 	pl->ctx = ctx;
 	pl->ring = map;
 	pl->pid = getpid();
+	pl->few_cpus = sysconf(_SC_NPROCESSORS_ONLN) < 4;
+	pthread_once(&atfork_once, atfork_init);
+	pl->gen = __atomic_load_n(&fork_gen, __ATOMIC_RELAXED);
 	/* No signal of the application's runs on this thread. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);

@@ -121,10 +121,14 @@ int srd_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 	} else if (++cq->empty_polls >= SRD_EMPTY_POLLS_YIELD) {
 		cq->empty_polls = 0;
 		pthread_spin_unlock(&cq->lock);
+		srd_place_help(ctx);
 		srd_poll_idle(cq);
 		return 0;
 	}
 	pthread_spin_unlock(&cq->lock);
+	/* What we wait for may be our own placement jobs. */
+	if (!n)
+		srd_place_help(ctx);
 	return n;
 }
 

@@ -227,13 +227,9 @@ struct srd_qp_transport {
 	uint32_t place_pending;
 	struct place_shadow *place_last;
 	bool place_resend;
-	/* The packet of placed_psn, which completes a message, was placed
-	 * by a job (SRD_PLACE_K_LAST): when it comes again, no copy. */
-	bool placed;
-	uint32_t placed_psn;
-	/* UC: the receive CQE being made waits on the newest job (its
-	 * packet was handed over), and a job of ours failed (the QP is in
-	 * error: what still waits completes flushed). */
+	/* The receive CQE being made waits on the newest job (its packet
+	 * was handed over); UC: a job of ours failed (the QP is in error:
+	 * what still waits completes flushed). */
 	bool place_defer;
 	bool place_failed;
 	/* As requester: READ responses out as jobs on our own ring, and
@@ -391,9 +387,8 @@ int responder_set_resources(struct srd_qp_transport *tp, uint32_t n);
 enum srd_place_kind {
 	SRD_PLACE_K_WRITE, /* responder: arg is the last PSN it carried */
 	SRD_PLACE_K_READ,  /* requester: arg is the READ's SQ index */
-	/* responder: the packet (arg its PSN) completes a message, and is
-	 * dropped once posted; asked for again after the job is done, it
-	 * completes without a copy. */
+	/* responder: the packet (arg its PSN) completes a message: its
+	 * receive CQE waits for the job (place_defer_cqe). */
 	SRD_PLACE_K_LAST,
 	/* responder, the same into a receive WQE */
 	SRD_PLACE_K_SEND,
@@ -422,7 +417,7 @@ struct srd_place_done {
 	enum srd_place_kind kind;
 	bool ack; /* the ACK of ack_psn waited on it */
 	uint32_t ack_psn;
-	/* UC: the receive CQE that waited on it, for cq */
+	/* the receive CQE that waited on it, for cq */
 	const struct srd_cqe *cqe;
 	struct srd_cq *cq;
 };

@@ -42,12 +42,13 @@ struct place_shadow {
 	/* Staged: its source is the ring's staging area, freed up to
 	 * stage_end when it retires. */
 	bool staged;
+	bool odp; /* into memory on demand: never taken back */
 	uint64_t stage_end;
 	/* To copy it ourselves: the source's address space, held. */
 	struct srd_client_mem *src;
 	uint16_t nsrc, ndst;
 	uint64_t len;
-	/* UC: the receive CQE that waits on this job */
+	/* the receive CQE that waits on this job */
 	bool has_cqe;
 	struct srd_cq *cq;
 	struct srd_cqe cqe;
@@ -139,6 +140,7 @@ static void shadow_clear(struct place_shadow *s)
 	s->tp = NULL;
 	s->ack = false;
 	s->staged = false;
+	s->odp = false;
 	s->has_cqe = false;
 }
 
@@ -172,7 +174,6 @@ void engine_place_tp_gone(struct srd_qp_transport *tp)
 
 	tp->place_resend = false;
 	tp->place_rd_resend = false;
-	tp->placed = false;
 	tp->place_defer = false;
 	tp->place_failed = false;
 	if (!tp->place_pending && !tp->place_rd_pending)
@@ -312,6 +313,7 @@ static int post_staged(struct srd_qp_transport *tp, struct srd_place *dp,
 		if (dma_copy(d, &sb, &sc, n))
 			return -EFAULT;
 		s->staged = true;
+		s->odp = true;
 		s->stage_end = head;
 		s->src = NULL;
 		s->nsrc = 1;
@@ -355,15 +357,18 @@ int place_post(struct srd_qp_transport *tp, struct srd_dma *dst,
 	if (nd <= 0 || !dmem->place)
 		return -EAGAIN;
 	dp = dmem->place;
-	if (odp)
-		return post_staged(tp, dp, dst, src, len, kind, arg);
-	if (!peer || (kind != SRD_PLACE_K_WRITE && kind != SRD_PLACE_K_READ) ||
-	    dp->posted - dp->retired >= SRD_PLACE_SLOTS)
+	/* On demand: always the owner's; from a peer of its user straight
+	 * out of the source (one copy), else staged. */
+	if (!odp &&
+	    (!peer || (kind != SRD_PLACE_K_WRITE && kind != SRD_PLACE_K_READ)))
 		return -EAGAIN;
+	if (dp->posted - dp->retired >= SRD_PLACE_SLOTS)
+		return odp ? -ENOBUFS : -EAGAIN;
 	ns = dma_client_iov(d, &sc, len, siov, SRD_PLACE_MAX_IOV, &smem, &sodp);
 	if (ns <= 0 || !smem->place || !peers(smem->place, dp) ||
 	    !peer_pid(smem->place, dp, &pid))
-		return -EAGAIN;
+		return odp ? post_staged(tp, dp, dst, src, len, kind, arg)
+			   : -EAGAIN;
 	sp = smem->place;
 	s = &dp->sh[slot_of(dp->posted)];
 	memcpy(s->siov, siov, sizeof(siov[0]) * ns);
@@ -373,6 +378,7 @@ int place_post(struct srd_qp_transport *tp, struct srd_dma *dst,
 	s->ndst = (uint16_t)nd;
 	s->len = len;
 	s->staged = false;
+	s->odp = odp;
 	publish(tp, dp, kind, arg, pid, sp);
 	kick(tp, dp);
 	return 1;
@@ -516,17 +522,20 @@ static bool owner_alive(const struct srd_place *p)
  * The oldest job has waited PLACE_STALL_NS: one still posted is taken
  * back and copied by the daemon (the owner's thread does not run, or is
  * gone); one claimed by an owner that is gone failed.  A claimed job of a
- * live owner is waited for: it stalls only that user's own QPs.  A staged
- * job (memory on demand) is never taken back: only the owner's thread
- * writes that memory, whose protections may change at any moment; while
- * the owner lives, its peers wait for it as for a slow responder.
+ * live owner is waited for: it stalls only that user's own QPs.  A job
+ * into memory on demand (staged or not) is never taken back: only the
+ * owner's thread writes that memory, whose protections may change at any
+ * moment; while the owner lives, its peers wait for it as for a slow
+ * responder.  (One whose source the owner could not read is still copied
+ * here, after the maps check: a peer of the owner's own user that exec'd
+ * or died mid-message, which could have written the memory anyway.)
  */
 static uint32_t stalled(struct srd_place *p, const struct place_shadow *s,
 			struct srd_place_job *j, uint32_t st)
 {
 	uint32_t want = SRD_PLACE_POSTED;
 
-	if (s->staged)
+	if (s->staged || s->odp)
 		return owner_alive(p) ? st : SRD_PLACE_FAIL_DST;
 	if (st == SRD_PLACE_POSTED) {
 		if (__atomic_compare_exchange_n(

@@ -539,15 +539,15 @@ static bool completes(uint32_t m)
 }
 
 /* What may be handed over as a placement job while others are out: a
- * packet of a reliable WRITE or SEND that completes nothing, in order;
- * anything else must see the jobs before it done. */
+ * packet of a reliable WRITE or SEND, in order; anything else must see
+ * the jobs before it done. */
 static bool may_place(const struct resp_ctx *c)
 {
 	const struct srd_qp_transport *tp = c->tp;
 
 	return srd_qpt_reliable(tp->qp->type) &&
-	       (c->m & (OPF_WRITE | OPF_SEND)) && !completes(c->m) &&
-	       !tp->place_resend && c->pkt->psn == tp->epsn;
+	       (c->m & (OPF_WRITE | OPF_SEND)) && !tp->place_resend &&
+	       c->pkt->psn == tp->epsn;
 }
 
 /* Dropped behind the jobs out: asked for again when they are done. */
@@ -569,12 +569,12 @@ enum placement {
 /*
  * Hand len bytes from src to the owner of dst (place.c).  Memory on
  * demand is always handed over: only its owner's thread writes it.  last:
- * the bytes complete a message (a receive CQE follows).  On a reliable QP
- * that packet is then dropped, and completes when it comes again after
- * its job is done, with no second copy: its CQE and ACK never precede the
- * data.  UC asks nothing again: the packet goes on, its CQE waits for
- * the job (tp->place_defer), and one that finds no room is dropped.  peer: other in-place memory may
- * be handed over too (a copy worth the owner's wake-up).
+ * the bytes complete a message; its receive CQE then waits for the job
+ * (tp->place_defer), as a reliable QP's ACK does (place_hold_ack): none
+ * precedes the data.  What cannot be handed over behind jobs that were,
+ * or finds no room, is dropped: a reliable QP asks for it again once the
+ * jobs are done, UC loses it as on the wire.  peer: other in-place memory
+ * may be handed over too (a copy worth the owner's wake-up).
  */
 static enum placement place_payload(struct resp_ctx *c, struct srd_dma *dst,
 				    struct srd_dma *src, uint32_t len,
@@ -583,6 +583,7 @@ static enum placement place_payload(struct resp_ctx *c, struct srd_dma *dst,
 	struct srd_qp_transport *tp = c->tp;
 	struct srd_pkt *pkt = c->pkt;
 	bool send = c->m & OPF_SEND;
+	bool reliable = srd_qpt_reliable(tp->qp->type);
 	enum srd_place_kind kind =
 		send ? (last ? SRD_PLACE_K_SEND_LAST : SRD_PLACE_K_SEND)
 		     : (last ? SRD_PLACE_K_LAST : SRD_PLACE_K_WRITE);
@@ -590,35 +591,19 @@ static enum placement place_payload(struct resp_ctx *c, struct srd_dma *dst,
 
 	/* UD keeps its way (maps checked, then the copy): a local UD
 	 * sender is never dropped for want of room, nor asked again. */
-	if (c->ud)
+	if (c->ud || (reliable && pkt->psn != tp->epsn))
 		return PL_COPY;
-	if (!srd_qpt_reliable(tp->qp->type)) {
-		r = place_post(tp, dst, src, len, kind, pkt->psn, false);
-		if (r > 0) {
-			tp->place_defer = last;
-			return PL_PLACED;
-		}
-		if (r == -EFAULT)
-			return PL_LOST;
-		/* Not handed over, behind jobs that were: keep the order. */
-		return r == -ENOBUFS || tp->place_pending ? PL_DROP : PL_COPY;
-	}
-	if (pkt->psn != tp->epsn)
-		return PL_COPY;
-	if (last && tp->placed && tp->placed_psn == pkt->psn) {
-		tp->placed = false;
+	r = place_post(tp, dst, src, len, kind, pkt->psn + pkt->npkts - 1,
+		       reliable && !last && peer);
+	if (r > 0) {
+		tp->place_defer = last;
 		return PL_PLACED;
 	}
-	r = place_post(tp, dst, src, len, kind,
-		       last ? pkt->psn : pkt->psn + pkt->npkts - 1,
-		       !last && peer);
-	if (r > 0)
-		return last ? PL_WAIT : PL_PLACED;
-	if (r == -ENOBUFS)
-		return PL_WAIT;
 	if (r == -EFAULT)
 		return PL_LOST;
-	return tp->place_pending ? PL_WAIT : PL_COPY;
+	if (r == -ENOBUFS || tp->place_pending)
+		return reliable ? PL_WAIT : PL_DROP;
+	return PL_COPY;
 }
 
 /* UC: a job failed (its memory could not be written, as a copy here
@@ -663,13 +648,22 @@ void responder_place_retired(struct srd_qp_transport *tp,
 	enum ibv_qp_state qs = tp_state(tp);
 	bool send = d->kind == SRD_PLACE_K_SEND ||
 		    d->kind == SRD_PLACE_K_SEND_LAST;
+	struct srd_cqe cqe;
 
 	if (!srd_qpt_reliable(tp->qp->type)) {
 		unreliable_retired(tp, d);
 		return;
 	}
-	if (qs == IBV_QPS_ERR || qs == IBV_QPS_RESET)
+	if (d->cqe)
+		cqe = *d->cqe;
+	if (qs == IBV_QPS_ERR || qs == IBV_QPS_RESET) {
+		/* Its receive WQE was taken: it completes, flushed. */
+		if (d->cqe && qs == IBV_QPS_ERR) {
+			cqe.status = IBV_WC_WR_FLUSH_ERR;
+			tp_cq_push(tp, d->cq, &cqe);
+		}
 		return;
+	}
 	if (d->err) {
 		struct srd_recv_cqe_info info = {
 			.status = send ? IBV_WC_LOC_PROT_ERR
@@ -681,8 +675,12 @@ void responder_place_retired(struct srd_qp_transport *tp,
 
 		/* The data did not land: say so for its packet, and stop
 		 * (IBTA class C), as the copy here would have. */
-		if (d->err == -EACCES && tp->rwqe.valid)
+		if (d->cqe) {
+			cqe.status = info.status;
+			tp_cq_push(tp, d->cq, &cqe);
+		} else if (d->err == -EACCES && tp->rwqe.valid) {
 			tp_recv_cqe(tp, &info);
+		}
 		send_ack(tp,
 			 ROCE_AETH_NAK | (access ? ROCE_NAK_REM_ACCESS
 						 : ROCE_NAK_REM_OP),
@@ -692,10 +690,8 @@ void responder_place_retired(struct srd_qp_transport *tp,
 						 : IBV_EVENT_QP_FATAL);
 		return;
 	}
-	if (d->kind == SRD_PLACE_K_LAST || d->kind == SRD_PLACE_K_SEND_LAST) {
-		tp->placed = true;
-		tp->placed_psn = d->psn & ROCE_PSN_MASK;
-	}
+	if (d->cqe)
+		tp_cq_push(tp, d->cq, &cqe);
 	if (d->ack)
 		send_ack_in_order(tp, d->ack_psn);
 	if (!tp->place_pending && tp->place_resend) {
@@ -1109,6 +1105,8 @@ static void complete_rwqe_error(struct resp_ctx *c, enum ibv_wc_status st)
 				: c->tp->qp->attr.dest_qp_num,
 	};
 
+	/* An error says nothing landed: it need not wait for a job. */
+	c->tp->place_defer = false;
 	if (c->tp->rwqe.valid)
 		tp_recv_cqe(c->tp, &info);
 }

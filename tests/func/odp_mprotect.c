@@ -8,7 +8,9 @@
  * its own.  While they flow, T write-protects the whole MR and copies it
  * right away; once W's stream is over, the copy and the memory must be
  * the same.  ROUNDS rounds, each on a QP pair of its own (a failed WRITE
- * leaves its QP in error), at a different moment:
+ * leaves its QP in error), at a different moment, between two users
+ * (the bytes staged by the daemon) and within one (the owner's thread
+ * reads the writer's memory):
  *   - RC: the stream ends when a WRITE completes with REM_ACCESS_ERR;
  *   - UC: nothing tells the writer; T tells it to stop, and it stops
  *     once its WRITEs in flight are done.
@@ -281,6 +283,9 @@ int main(void)
 	t_dev_open(&d); /* a root daemon, as the system's */
 	run(a, b, IBV_QPT_RC);
 	run(a, b, IBV_QPT_UC);
+	/* One user: the owner's thread reads the writer's memory itself. */
+	run(a, a, IBV_QPT_RC);
+	run(a, a, IBV_QPT_UC);
 	t_dev_close(&d);
 	t_pass();
 }
