@@ -73,6 +73,9 @@ void srd_place_want(struct srd_context *ctx);
 /* An application thread with nothing to poll runs the jobs posted, if
  * the placement thread is not at them: no wake-up to wait for. */
 void srd_place_help(struct srd_context *ctx);
+/* A duration in microseconds from the environment variable name (up to
+ * 10 s), else dflt ns; cached in *cache. */
+uint64_t srd_env_ns(const char *name, uint64_t dflt, _Atomic uint64_t *cache);
 void srd_place_stop(struct srd_context *ctx);
 void srd_place_quiesce(struct srd_context *ctx);
 

@@ -52,6 +52,7 @@ struct srd_place_lib {
 	uint32_t stop;	   /* atomic */
 	pid_t pid;	   /* the process the thread runs in */
 	bool few_cpus;	   /* fewer than 4 online: spin yielding */
+	uint64_t spin_ns;  /* how long the thread spins once idle */
 	struct iovec lo[BATCH_IOV + 1], re[BATCH_IOV + 1];
 };
 
@@ -269,6 +270,7 @@ static bool run_all(struct srd_place_lib *pl)
 /* Bumped in each forked child: a ring started before the fork is the
  * parent's, its jobs are for the parent's memory. */
 static uint32_t fork_gen;
+static _Atomic uint64_t spin_cache;
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 
 static void place_atfork_child(void)
@@ -309,7 +311,7 @@ static void *worker(void *arg)
 			idle_since = now_ns();
 			continue;
 		}
-		if (now_ns() - idle_since < SPIN_NS) {
+		if (now_ns() - idle_since < pl->spin_ns) {
 			/* On few CPUs the spin must not starve the daemon and
 			 * the application, whose work brings the next job. */
 			if (pl->few_cpus)
@@ -379,6 +381,8 @@ static void place_start(struct srd_context *ctx)
 	pl->ring = map;
 	pl->pid = getpid();
 	pl->few_cpus = sysconf(_SC_NPROCESSORS_ONLN) < 4;
+	pl->spin_ns =
+		srd_env_ns("SOFTRDMA_PLACE_SPIN_US", SPIN_NS, &spin_cache);
 	pthread_once(&atfork_once, atfork_init);
 	pl->gen = __atomic_load_n(&fork_gen, __ATOMIC_RELAXED);
 	/* No signal of the application's runs on this thread. */

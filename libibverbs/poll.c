@@ -167,7 +167,7 @@ static uint64_t mono_ns(void)
 }
 
 /* SOFTRDMA_POLL_SPIN_US / SOFTRDMA_POLL_SLEEP_US, in ns, once. */
-static uint64_t env_ns(const char *name, uint64_t dflt, _Atomic uint64_t *cache)
+uint64_t srd_env_ns(const char *name, uint64_t dflt, _Atomic uint64_t *cache)
 {
 	uint64_t v = atomic_load_explicit(cache, memory_order_relaxed);
 	const char *env;
@@ -191,14 +191,14 @@ static uint64_t poll_spin_ns(void)
 {
 	static _Atomic uint64_t cache;
 
-	return env_ns("SOFTRDMA_POLL_SPIN_US", SRD_POLL_SPIN_NS, &cache);
+	return srd_env_ns("SOFTRDMA_POLL_SPIN_US", SRD_POLL_SPIN_NS, &cache);
 }
 
 static uint64_t poll_sleep_ns(void)
 {
 	static _Atomic uint64_t cache;
 
-	return env_ns("SOFTRDMA_POLL_SLEEP_US", SRD_POLL_SLEEP_NS, &cache);
+	return srd_env_ns("SOFTRDMA_POLL_SLEEP_US", SRD_POLL_SLEEP_NS, &cache);
 }
 
 /* A signaled send WQE whose completion goes to cq is still outstanding:
