@@ -85,6 +85,7 @@ static void reset_retries(struct srd_qp_transport *tp)
 {
 	tp->retry_left = tp->qp->attr.retry_cnt;
 	tp->rnr_left = tp->qp->attr.rnr_retry;
+	tp->peer_wait_since = 0;
 }
 
 static void advance_una(struct srd_qp_transport *tp, uint32_t psn)
@@ -605,7 +606,8 @@ void completer_rx(struct srd_qp_transport *tp, struct srd_pkt *pkt)
 
 /* The QP we send to is in this daemon and its owner's thread still has
  * jobs of ours to place (place.c): our packets are not lost, its ACK
- * waits on them, however long a descheduled thread takes. */
+ * waits on them, as long as a descheduled thread takes, up to
+ * SRD_PLACE_PEER_WAIT_NS without progress (peer_wait_over). */
 static bool peer_placing(struct srd_qp_transport *tp)
 {
 	struct srd_qp *peer;
@@ -615,6 +617,16 @@ static bool peer_placing(struct srd_qp_transport *tp)
 	peer = qp_lookup_num(tp->eng->d, tp->qp->attr.dest_qp_num);
 	return peer && peer->dev == tp->route_dev && peer->tp &&
 	       peer->tp->place_pending;
+}
+
+/* A peer's owner that has not placed our data for this long (stopped,
+ * or not running its jobs at all) no longer holds our retries back: our
+ * QP is another user's, whose wait must end. */
+static bool peer_wait_over(struct srd_qp_transport *tp, uint64_t now)
+{
+	if (!tp->peer_wait_since)
+		tp->peer_wait_since = now;
+	return now - tp->peer_wait_since >= SRD_PLACE_PEER_WAIT_NS;
 }
 
 bool completer_timers(struct srd_qp_transport *tp, uint64_t now)
@@ -629,7 +641,8 @@ bool completer_timers(struct srd_qp_transport *tp, uint64_t now)
 		tp->rexmit_deadline = 0;
 		if (!tp_outstanding(tp))
 			return work;
-		if (tp->place_rd_pending || peer_placing(tp)) {
+		if (tp->place_rd_pending ||
+		    (peer_placing(tp) && !peer_wait_over(tp, now))) {
 			tp_rearm_timer(tp);
 			return work;
 		}

@@ -123,6 +123,7 @@ static void tp_reset(struct srd_qp_transport *tp)
 	tp->rd_atomic = 0;
 	tp->retry_left = qp->attr.retry_cnt;
 	tp->rnr_left = qp->attr.rnr_retry;
+	tp->peer_wait_since = 0;
 	tp->implied_retry = false;
 	tp->rnr_wait = false;
 	tp->rnr_deadline = 0;

@@ -236,6 +236,8 @@ struct srd_qp_transport {
 	 * whether one was dropped for want of room meanwhile. */
 	uint32_t place_rd_pending;
 	bool place_rd_resend;
+	/* Since when our retries wait on a peer's placement (completer.c). */
+	uint64_t peer_wait_since;
 
 	/* --- misc --- */
 	bool flush_pending;
@@ -384,6 +386,9 @@ int responder_set_resources(struct srd_qp_transport *tp, uint32_t n);
 /* A copy this long is handed to the owner's thread; a shorter one costs
  * less done here than the owner's wake-up would. */
 #define SRD_PLACE_MIN_BYTES (16 * 1024)
+/* How long a requester's retries wait, without progress, on a local
+ * peer's owner placing its data before they count again. */
+#define SRD_PLACE_PEER_WAIT_NS 5000000000ull
 enum srd_place_kind {
 	SRD_PLACE_K_WRITE, /* responder: arg is the last PSN it carried */
 	SRD_PLACE_K_READ,  /* requester: arg is the READ's SQ index */

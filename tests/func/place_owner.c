@@ -19,7 +19,6 @@
  *     placed by an owner (neither may read the other's memory, and
  *     neither is asked to).
  */
-#include <dirent.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,19 +44,6 @@ enum step {
 	S_REFUSED,   /* W -> T: the WRITE into it failed */
 };
 
-struct msg {
-	uint32_t step;
-	struct t_ep ep;
-};
-
-struct side {
-	struct t_dev d;
-	struct ibv_cq *cq;
-	struct ibv_qp *qp;
-	struct ibv_mr *mr;
-	uint8_t *buf;
-};
-
 enum mode {
 	M_PLAIN,
 	M_WPROT, /* T write-protects half its MR before a WRITE into it */
@@ -72,51 +58,6 @@ struct role {
 	uid_t uid;
 	enum mode mode;
 };
-
-static void side_open(struct side *s)
-{
-	struct ibv_qp_init_attr ia;
-
-	t_dev_open(&s->d);
-	s->cq = t_cq_create(&s->d, 64, NULL);
-	t_qp_init_attr(&ia, IBV_QPT_RC, s->cq, s->cq);
-	s->qp = t_qp_create(&s->d, &ia);
-	/* Page-aligned, so that half of it can be write-protected. */
-	s->buf = mmap(NULL, LEN, PROT_READ | PROT_WRITE,
-		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	T_ASSERT(s->buf != MAP_FAILED);
-	s->mr = ibv_reg_mr(s->d.pd, s->buf, LEN,
-			   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-				   IBV_ACCESS_REMOTE_READ);
-	T_NONNULL(s->mr);
-}
-
-static void side_close(struct side *s)
-{
-	T_OK(ibv_dereg_mr(s->mr));
-	T_OK(munmap(s->buf, LEN));
-	T_OK(ibv_destroy_qp(s->qp));
-	T_OK(ibv_destroy_cq(s->cq));
-	t_dev_close(&s->d);
-}
-
-static void send_step(int sock, uint32_t step, const struct t_ep *ep)
-{
-	struct msg m = { .step = step };
-
-	if (ep)
-		m.ep = *ep;
-	t_sock_send(sock, &m, sizeof(m));
-}
-
-static struct t_ep recv_step(int sock, uint32_t step)
-{
-	struct msg m;
-
-	t_sock_recv(sock, &m, sizeof(m));
-	T_EQ(m.step, step);
-	return m.ep;
-}
 
 /* The bytes the writer sends: 1 MiB at 0, then three pieces at HALF. */
 static const struct {
@@ -144,28 +85,28 @@ static void expected(uint8_t *want)
 static int target(int sock, void *arg)
 {
 	const struct role *r = arg;
-	struct side s;
+	struct t_side s;
 	struct t_ep ep, w;
 	uint8_t *want = malloc(LEN);
 
 	T_NONNULL(want);
 	t_become(r->uid);
-	side_open(&s);
+	t_side_open(&s, LEN, IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
 	memset(s.buf, 0, LEN);
 	t_ep_local(&s.d, s.qp, PSN, &ep);
 	ep.addr = (uintptr_t)s.buf;
 	ep.rkey = s.mr->rkey;
 	ep.len = LEN;
-	send_step(sock, S_TARGET, &ep);
-	w = recv_step(sock, S_WRITER);
+	t_step_send(sock, S_TARGET, &ep);
+	w = t_step_recv(sock, S_WRITER);
 	t_qp_connect(s.qp, PSN, &w, NULL);
-	recv_step(sock, S_WRITTEN);
+	t_step_recv(sock, S_WRITTEN);
 	expected(want);
 	T_MEMEQ(s.buf, want, LEN);
 	if (r->mode == M_WPROT || r->mode == M_STOPPED) {
 		T_OK(mprotect(s.buf + HALF, HALF, PROT_READ));
-		send_step(sock, S_PROTECTED, NULL);
-		recv_step(sock, S_REFUSED);
+		t_step_send(sock, S_PROTECTED, NULL);
+		t_step_recv(sock, S_REFUSED);
 		/* Nothing of the refused WRITE landed; stopped, the one into
 		 * the first half did. */
 		if (r->mode == M_STOPPED) {
@@ -180,14 +121,14 @@ static int target(int sock, void *arg)
 		T_OK(mprotect(s.buf + HALF, HALF, PROT_READ | PROT_WRITE));
 	}
 	free(want);
-	side_close(&s);
+	t_side_close(&s);
 	return 0;
 }
 
 /* T's first half back into our second half, then T's gathered pieces
  * scattered over ours as they were; rprot: then a READ into a
  * write-protected page of ours fails and changes nothing. */
-static void read_back(struct side *s, const struct t_ep *t, bool rprot)
+static void read_back(struct t_side *s, const struct t_ep *t, bool rprot)
 {
 	uint8_t *want = malloc(LEN), *keep;
 	struct ibv_send_wr wr = { 0 }, *bad;
@@ -248,16 +189,16 @@ static int writer(int sock, void *arg)
 	struct ibv_sge sge[3];
 	struct ibv_send_wr wr = { 0 }, *bad;
 	struct ibv_wc wc;
-	struct side s;
+	struct t_side s;
 	struct t_ep ep, t;
 
 	t_become(r->uid);
-	side_open(&s);
+	t_side_open(&s, LEN, IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
 	t_fill(s.buf, LEN, SEED);
-	t = recv_step(sock, S_TARGET);
+	t = t_step_recv(sock, S_TARGET);
 	t_ep_local(&s.d, s.qp, PSN, &ep);
 	t_qp_connect(s.qp, PSN, &t, NULL);
-	send_step(sock, S_WRITER, &ep);
+	t_step_send(sock, S_WRITER, &ep);
 
 	t_post_send(s.qp, 1, IBV_WR_RDMA_WRITE, s.mr, s.buf, HALF,
 		    IBV_SEND_SIGNALED, t.addr, t.rkey);
@@ -277,10 +218,10 @@ static int writer(int sock, void *arg)
 	T_OK(ibv_post_send(s.qp, &wr, &bad));
 	T_EXPECT_WC(s.cq, &wc, 2, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE);
 	read_back(&s, &t, r->mode == M_RPROT);
-	send_step(sock, S_WRITTEN, NULL);
+	t_step_send(sock, S_WRITTEN, NULL);
 
 	if (r->mode == M_WPROT || r->mode == M_STOPPED) {
-		recv_step(sock, S_PROTECTED);
+		t_step_recv(sock, S_PROTECTED);
 		if (r->mode == M_STOPPED) {
 			t_post_send(s.qp, 4, IBV_WR_RDMA_WRITE, s.mr,
 				    s.buf + STOPPED_SRC, 65536,
@@ -292,58 +233,10 @@ static int writer(int sock, void *arg)
 			    IBV_SEND_SIGNALED, t.addr + HALF + 65536, t.rkey);
 		T_EXPECT_WC(s.cq, &wc, 3, IBV_WC_REM_ACCESS_ERR,
 			    IBV_WC_RDMA_WRITE);
-		send_step(sock, S_REFUSED, NULL);
+		t_step_send(sock, S_REFUSED, NULL);
 	}
-	side_close(&s);
+	t_side_close(&s);
 	return 0;
-}
-
-static void relay(struct t_child *from, struct t_child *to, uint32_t step)
-{
-	struct msg m;
-
-	t_sock_recv(from->fd, &m, sizeof(m));
-	T_EQ(m.step, step);
-	t_sock_send(to->fd, &m, sizeof(m));
-}
-
-/* SIGSTOP, and wait until every thread of pid is stopped. */
-static void stop(pid_t pid)
-{
-	uint64_t until = t_now_ms() + 5000;
-	char path[64];
-
-	T_OK(kill(pid, SIGSTOP));
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-	for (;;) {
-		DIR *dir = opendir(path);
-		struct dirent *e;
-		bool all = true;
-
-		T_NONNULL(dir);
-		while ((e = readdir(dir))) {
-			char stat[400], buf[512], *p;
-			FILE *f;
-
-			if (e->d_name[0] == '.')
-				continue;
-			snprintf(stat, sizeof(stat), "%s/%s/stat", path,
-				 e->d_name);
-			f = fopen(stat, "re");
-			if (!f)
-				continue;
-			p = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')')
-						       : NULL;
-			fclose(f);
-			if (p && p[1] == ' ' && p[2] != 'T' && p[2] != 't')
-				all = false;
-		}
-		closedir(dir);
-		if (all)
-			return;
-		T_ASSERT(t_now_ms() < until);
-		t_sleep_ms(1);
-	}
 }
 
 static unsigned long long counter(const char *name)
@@ -367,20 +260,17 @@ static unsigned long long run(uid_t wuid, uid_t tuid, enum mode mode,
 
 	t_fork(&t, target, &tr);
 	t_fork(&w, writer, &wr);
-	relay(&t, &w, S_TARGET);
-	relay(&w, &t, S_WRITER);
-	relay(&w, &t, S_WRITTEN);
+	t_step_relay(t.fd, w.fd, S_TARGET);
+	t_step_relay(w.fd, t.fd, S_WRITER);
+	t_step_relay(w.fd, t.fd, S_WRITTEN);
 	if (mode == M_WPROT || mode == M_STOPPED) {
-		struct msg m;
-
 		/* Stopped before W hears of it: T's thread cannot take any
 		 * of W's jobs, which wait and then go back. */
-		t_sock_recv(t.fd, &m, sizeof(m));
-		T_EQ(m.step, S_PROTECTED);
+		t_step_recv(t.fd, S_PROTECTED);
 		if (mode == M_STOPPED)
-			stop(t.pid);
-		t_sock_send(w.fd, &m, sizeof(m));
-		relay(&w, &t, S_REFUSED);
+			t_stop(t.pid);
+		t_step_send(w.fd, S_PROTECTED, NULL);
+		t_step_relay(w.fd, t.fd, S_REFUSED);
 		if (mode == M_STOPPED)
 			T_OK(kill(t.pid, SIGCONT));
 	}

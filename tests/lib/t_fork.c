@@ -3,10 +3,12 @@
  * Two-process tests: fork with a socketpair, exchange fixed-size messages,
  * and reap the child with a deadline.
  */
+#include <dirent.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -153,4 +155,75 @@ int t_sock_recv_fd(int sock, void *buf, size_t len)
 		T_FAIL("the peer's message carried no descriptor");
 	memcpy(&fd, CMSG_DATA(c), sizeof(int));
 	return fd;
+}
+
+/* SIGSTOP, and wait until every thread of pid is stopped. */
+void t_stop(pid_t pid)
+{
+	uint64_t until = t_now_ms() + 5000;
+	char path[64];
+
+	T_OK(kill(pid, SIGSTOP));
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	for (;;) {
+		DIR *dir = opendir(path);
+		struct dirent *e;
+		bool all = true;
+
+		T_NONNULL(dir);
+		while ((e = readdir(dir))) {
+			char stat[400], buf[512], *p;
+			FILE *f;
+
+			if (e->d_name[0] == '.')
+				continue;
+			snprintf(stat, sizeof(stat), "%s/%s/stat", path,
+				 e->d_name);
+			f = fopen(stat, "re");
+			if (!f)
+				continue;
+			p = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')')
+						       : NULL;
+			fclose(f);
+			if (p && p[1] == ' ' && p[2] != 'T' && p[2] != 't')
+				all = false;
+		}
+		closedir(dir);
+		if (all)
+			return;
+		T_ASSERT(t_now_ms() < until);
+		t_sleep_ms(1);
+	}
+}
+
+struct t_step_msg {
+	uint32_t step;
+	struct t_ep ep;
+};
+
+void t_step_send(int sock, uint32_t step, const struct t_ep *ep)
+{
+	struct t_step_msg m = { .step = step };
+
+	if (ep)
+		m.ep = *ep;
+	t_sock_send(sock, &m, sizeof(m));
+}
+
+struct t_ep t_step_recv(int sock, uint32_t step)
+{
+	struct t_step_msg m;
+
+	t_sock_recv(sock, &m, sizeof(m));
+	T_EQ(m.step, step);
+	return m.ep;
+}
+
+void t_step_relay(int from, int to, uint32_t step)
+{
+	struct t_step_msg m;
+
+	t_sock_recv(from, &m, sizeof(m));
+	T_EQ(m.step, step);
+	t_sock_send(to, &m, sizeof(m));
 }

@@ -184,6 +184,19 @@ void t_pair_create(struct t_dev *d, struct t_pair *p, enum ibv_qp_type type,
 		   const struct t_conn_opts *o);
 void t_pair_destroy(struct t_pair *p);
 
+/* One RC QP of a process of its own, with a page-aligned buffer of len
+ * bytes registered with access (and LOCAL_WRITE), and a CQ for both. */
+struct t_side {
+	struct t_dev d;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+	struct ibv_mr *mr;
+	uint8_t *buf;
+	size_t len;
+};
+void t_side_open(struct t_side *s, size_t len, int access);
+void t_side_close(struct t_side *s);
+
 /* ------------------------------------------------------------------ */
 /* Posting                                                              */
 
@@ -300,6 +313,13 @@ void t_fork(struct t_child *c, int (*fn)(int fd, void *arg), void *arg);
 /* Waits for the child; fails the test if it does not exit within
  * timeout_ms or dies of a signal.  Returns its exit status. */
 int t_child_wait(struct t_child *c, int timeout_ms);
+/* SIGSTOP pid, and wait until every thread of it is stopped. */
+void t_stop(pid_t pid);
+/* The steps of a test run by several processes: a step number and an
+ * endpoint (ep NULL: none), checked on receipt; a parent relays them. */
+void t_step_send(int sock, uint32_t step, const struct t_ep *ep);
+struct t_ep t_step_recv(int sock, uint32_t step);
+void t_step_relay(int from, int to, uint32_t step);
 /* Full-length messages over the socketpair; fail on EOF or after
  * 2 * T_WAIT_MS. */
 void t_sock_send(int fd, const void *buf, size_t len);

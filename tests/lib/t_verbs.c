@@ -5,6 +5,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 
 #include "t_util.h"
 
@@ -473,4 +474,30 @@ void t_post_srq_recv_at(const char *file, int line, struct ibv_srq *srq,
 	if (ret)
 		t_fail_at(file, line, "ibv_post_srq_recv(wr_id %#llx): %s",
 			  (unsigned long long)wr_id, t_errname(ret));
+}
+
+void t_side_open(struct t_side *s, size_t len, int access)
+{
+	struct ibv_qp_init_attr ia;
+
+	t_dev_open(&s->d);
+	s->cq = t_cq_create(&s->d, 64, NULL);
+	t_qp_init_attr(&ia, IBV_QPT_RC, s->cq, s->cq);
+	s->qp = t_qp_create(&s->d, &ia);
+	s->len = len;
+	s->buf = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	T_ASSERT(s->buf != MAP_FAILED);
+	s->mr = ibv_reg_mr(s->d.pd, s->buf, len,
+			   IBV_ACCESS_LOCAL_WRITE | access);
+	T_NONNULL(s->mr);
+}
+
+void t_side_close(struct t_side *s)
+{
+	T_OK(ibv_dereg_mr(s->mr));
+	T_OK(munmap(s->buf, s->len));
+	T_OK(ibv_destroy_qp(s->qp));
+	T_OK(ibv_destroy_cq(s->cq));
+	t_dev_close(&s->d);
 }
