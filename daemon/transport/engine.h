@@ -232,6 +232,7 @@ struct srd_qp_transport {
 	 * what still waits completes flushed). */
 	bool place_defer;
 	bool place_failed;
+	bool place_fail_cqe; /* the next CQE waiting on a job says so */
 	/* As requester: READ responses out as jobs on our own ring, and
 	 * whether one was dropped for want of room meanwhile. */
 	uint32_t place_rd_pending;

@@ -176,6 +176,7 @@ void engine_place_tp_gone(struct srd_qp_transport *tp)
 	tp->place_rd_resend = false;
 	tp->place_defer = false;
 	tp->place_failed = false;
+	tp->place_fail_cqe = false;
 	if (!tp->place_pending && !tp->place_rd_pending)
 		return;
 	list_for_each (&e->place_busy, it) {

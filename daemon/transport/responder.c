@@ -590,7 +590,8 @@ static enum placement place_payload(struct resp_ctx *c, struct srd_dma *dst,
 	int r;
 
 	/* UD keeps its way (maps checked, then the copy): a local UD
-	 * sender is never dropped for want of room, nor asked again. */
+	 * sender is never dropped for want of room, and its CQEs would
+	 * have to wait in order behind jobs of any number. */
 	if (c->ud || (reliable && pkt->psn != tp->epsn))
 		return PL_COPY;
 	r = place_post(tp, dst, src, len, kind, pkt->psn + pkt->npkts - 1,
@@ -617,7 +618,11 @@ static void unreliable_retired(struct srd_qp_transport *tp,
 
 	if (d->err && !tp->place_failed && qs != IBV_QPS_ERR) {
 		tp->place_failed = true;
-		if (!d->cqe && tp->rwqe.valid) {
+		if (d->cqe) {
+			cqe = *d->cqe;
+			cqe.status = IBV_WC_LOC_PROT_ERR;
+			tp_cq_push(tp, d->cq, &cqe);
+		} else if (tp->rwqe.valid) {
 			struct srd_recv_cqe_info info = {
 				.status = IBV_WC_LOC_PROT_ERR,
 				.opcode = IBV_WC_RECV,
@@ -625,11 +630,9 @@ static void unreliable_retired(struct srd_qp_transport *tp,
 			};
 
 			tp_recv_cqe(tp, &info);
-		}
-		if (d->cqe) {
-			cqe = *d->cqe;
-			cqe.status = IBV_WC_LOC_PROT_ERR;
-			tp_cq_push(tp, d->cq, &cqe);
+		} else {
+			/* Its message's CQE waits on a later job. */
+			tp->place_fail_cqe = true;
 		}
 		tp_error(tp, -1);
 		return;
@@ -637,8 +640,12 @@ static void unreliable_retired(struct srd_qp_transport *tp,
 	if (!d->cqe)
 		return;
 	cqe = *d->cqe;
-	if (d->err || tp->place_failed || qs == IBV_QPS_ERR)
+	if (tp->place_fail_cqe) {
+		tp->place_fail_cqe = false;
+		cqe.status = IBV_WC_LOC_PROT_ERR;
+	} else if (d->err || tp->place_failed || qs == IBV_QPS_ERR) {
 		cqe.status = IBV_WC_WR_FLUSH_ERR;
+	}
 	tp_cq_push(tp, d->cq, &cqe);
 }
 
