@@ -653,6 +653,8 @@ bool completer_timers(struct srd_qp_transport *tp, uint64_t now)
 		} else {
 			tp->retry_left--;
 			cwnd_loss(tp, true);
+			/* This asks for what was dropped for want of room too. */
+			tp->place_rd_resend = false;
 			requester_rewind(tp, tp->una_psn);
 		}
 		work = true;
