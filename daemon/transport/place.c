@@ -360,8 +360,7 @@ int place_post(struct srd_qp_transport *tp, struct srd_dma *dst,
 	dp = dmem->place;
 	/* On demand: always the owner's; from a peer of its user straight
 	 * out of the source (one copy), else staged. */
-	if (!odp &&
-	    (!peer || (kind != SRD_PLACE_K_WRITE && kind != SRD_PLACE_K_READ)))
+	if (!odp && !peer)
 		return -EAGAIN;
 	if (dp->posted - dp->retired >= SRD_PLACE_SLOTS)
 		return odp ? -ENOBUFS : -EAGAIN;

@@ -595,7 +595,7 @@ static enum placement place_payload(struct resp_ctx *c, struct srd_dma *dst,
 	if (c->ud || (reliable && pkt->psn != tp->epsn))
 		return PL_COPY;
 	r = place_post(tp, dst, src, len, kind, pkt->psn + pkt->npkts - 1,
-		       reliable && !last && peer);
+		       reliable && peer);
 	if (r > 0) {
 		tp->place_defer = last;
 		return PL_PLACED;
@@ -774,8 +774,9 @@ static enum resp_state exec_send(struct resp_ctx *c)
 		if (rs != RS_COMPLETE)
 			return rs;
 	}
-	rs = len ? deliver(c, &dst, &c->pkt->pay, len, false, last,
-			   RS_ERR_LOC_PROT)
+	rs = len ? deliver(c, &dst, &c->pkt->pay, len,
+			   tp->place_pending || len >= SRD_PLACE_MIN_BYTES,
+			   last, RS_ERR_LOC_PROT)
 		 : RS_COMPLETE;
 	if (rs == RS_COMPLETE)
 		rw->done += len + (c->ud ? ROCE_GRH_BYTES : 0);

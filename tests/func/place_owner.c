@@ -5,8 +5,9 @@
  * own library (docs/trust.md).  Root starts the daemon, as the system's;
  * a writer W and a target T run as ordinary users, on a connected RC pair,
  * their messages relayed by root.
- *   - one user: a 1 MiB WRITE and a WRITE gathered from three uneven
- *     pieces land intact, and the device counts them as placed by the
+ *   - one user: a 1 MiB WRITE, a WRITE gathered from three uneven
+ *     pieces and a 64 KiB SEND land intact (the SEND's receive completes
+ *     with its data there), and the device counts them as placed by the
  *     owner.  T then write-protects the second half of its MR; a 64 KiB
  *     WRITE into it completes with REM_ACCESS_ERR and leaves the bytes as
  *     they were (the daemon's /proc/PID/mem writes through protections);
@@ -66,6 +67,12 @@ static const struct {
 	       { HALF + 70001, 50001 },
 	       { HALF + 300000, 30000 } };
 
+/* Then a 64 KiB SEND from the writer's first half into a receive at the
+ * end of the target's buffer: placed too, its CQE behind its data. */
+#define SEND_SRC 5000
+#define SEND_AT (LEN - 65536)
+#define SEND_LEN 65536
+
 static void expected(uint8_t *want)
 {
 	uint8_t *src = malloc(LEN);
@@ -79,6 +86,7 @@ static void expected(uint8_t *want)
 		memcpy(want + at, src + piece[i].src, piece[i].len);
 		at += piece[i].len;
 	}
+	memcpy(want + SEND_AT, src + SEND_SRC, SEND_LEN);
 	free(src);
 }
 
@@ -87,6 +95,7 @@ static int target(int sock, void *arg)
 	const struct role *r = arg;
 	struct t_side s;
 	struct t_ep ep, w;
+	struct ibv_wc wc;
 	uint8_t *want = malloc(LEN);
 
 	T_NONNULL(want);
@@ -100,7 +109,10 @@ static int target(int sock, void *arg)
 	t_step_send(sock, S_TARGET, &ep);
 	w = t_step_recv(sock, S_WRITER);
 	t_qp_connect(s.qp, PSN, &w, NULL);
+	t_post_recv(s.qp, 20, s.mr, s.buf + SEND_AT, SEND_LEN);
 	t_step_recv(sock, S_WRITTEN);
+	T_EXPECT_WC(s.cq, &wc, 20, IBV_WC_SUCCESS, IBV_WC_RECV);
+	T_EQ(wc.byte_len, SEND_LEN);
 	expected(want);
 	T_MEMEQ(s.buf, want, LEN);
 	if (r->mode == M_WPROT || r->mode == M_STOPPED) {
@@ -217,6 +229,9 @@ static int writer(int sock, void *arg)
 	wr.wr.rdma.rkey = t.rkey;
 	T_OK(ibv_post_send(s.qp, &wr, &bad));
 	T_EXPECT_WC(s.cq, &wc, 2, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE);
+	t_post_send(s.qp, 5, IBV_WR_SEND, s.mr, s.buf + SEND_SRC, SEND_LEN,
+		    IBV_SEND_SIGNALED, 0, 0);
+	T_EXPECT_WC(s.cq, &wc, 5, IBV_WC_SUCCESS, IBV_WC_SEND);
 	read_back(&s, &t, r->mode == M_RPROT);
 	t_step_send(sock, S_WRITTEN, NULL);
 
@@ -297,10 +312,10 @@ int main(void)
 
 	/* One user: the 1 MiB WRITE, the gathered one, the two READs and
 	 * the refused one, each at least one job. */
-	T_GE(run(a, a, M_WPROT, NULL), 5);
-	T_GE(run(a, a, M_RPROT, NULL), 5);
+	T_GE(run(a, a, M_WPROT, NULL), 6);
+	T_GE(run(a, a, M_RPROT, NULL), 6);
 	/* T stopped: both of the last two WRITEs went back to the daemon. */
-	T_GE(run(a, a, M_STOPPED, &fallback), 6);
+	T_GE(run(a, a, M_STOPPED, &fallback), 7);
 	T_GE(fallback, 2);
 	/* Two users: the daemon copies, as before. */
 	T_EQ(run(a, b, M_PLAIN, NULL), 0);
