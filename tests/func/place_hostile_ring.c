@@ -84,10 +84,7 @@ static int target(int sock, void *arg)
 	(void)arg;
 	t_become(ua);
 	t_side_open(&s, LEN, IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_ON_DEMAND);
-	t_ep_local(&s.d, s.qp, PSN, &ep);
-	ep.addr = (uintptr_t)s.buf;
-	ep.rkey = s.mr->rkey;
-	ep.len = LEN;
+	ep = t_side_ep(&s, PSN);
 	t_step_send(sock, S_EP, &ep);
 	w = t_step_recv(sock, S_WRITER);
 	t_qp_connect(s.qp, PSN, &w, NULL);
@@ -172,9 +169,7 @@ static int fresh_target(int sock, void *arg)
 	(void)arg;
 	t_become(ub);
 	t_side_open(&s, LEN, IBV_ACCESS_REMOTE_WRITE);
-	t_ep_local(&s.d, s.qp, PSN, &ep);
-	ep.addr = (uintptr_t)s.buf;
-	ep.rkey = s.mr->rkey;
+	ep = t_side_ep(&s, PSN);
 	t_step_send(sock, S_EP, &ep);
 	w = t_step_recv(sock, S_WRITER);
 	t_qp_connect(s.qp, PSN, &w, NULL);

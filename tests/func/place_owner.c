@@ -102,10 +102,7 @@ static int target(int sock, void *arg)
 	t_become(r->uid);
 	t_side_open(&s, LEN, IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
 	memset(s.buf, 0, LEN);
-	t_ep_local(&s.d, s.qp, PSN, &ep);
-	ep.addr = (uintptr_t)s.buf;
-	ep.rkey = s.mr->rkey;
-	ep.len = LEN;
+	ep = t_side_ep(&s, PSN);
 	t_step_send(sock, S_TARGET, &ep);
 	w = t_step_recv(sock, S_WRITER);
 	t_qp_connect(s.qp, PSN, &w, NULL);

@@ -43,10 +43,7 @@ static int target(int sock, void *arg)
 	t_become(odp ? ua : ub);
 	t_side_open(&s, LEN,
 		    IBV_ACCESS_REMOTE_WRITE | (odp ? IBV_ACCESS_ON_DEMAND : 0));
-	t_ep_local(&s.d, s.qp, PSN, &ep);
-	ep.addr = (uintptr_t)s.buf;
-	ep.rkey = s.mr->rkey;
-	ep.len = LEN;
+	ep = t_side_ep(&s, PSN);
 	t_step_send(sock, S_EP, &ep);
 	w = t_step_recv(sock, S_WRITER);
 	t_qp_connect(s.qp, PSN, &w, NULL);

@@ -195,6 +195,8 @@ struct t_side {
 	size_t len;
 };
 void t_side_open(struct t_side *s, size_t len, int access);
+/* Its endpoint, with its buffer (addr, rkey, len) for a peer to reach. */
+struct t_ep t_side_ep(struct t_side *s, uint32_t psn);
 void t_side_close(struct t_side *s);
 
 /* ------------------------------------------------------------------ */

@@ -493,6 +493,17 @@ void t_side_open(struct t_side *s, size_t len, int access)
 	T_NONNULL(s->mr);
 }
 
+struct t_ep t_side_ep(struct t_side *s, uint32_t psn)
+{
+	struct t_ep ep;
+
+	t_ep_local(&s->d, s->qp, psn, &ep);
+	ep.addr = (uintptr_t)s->buf;
+	ep.rkey = s->mr->rkey;
+	ep.len = (uint32_t)s->len;
+	return ep;
+}
+
 void t_side_close(struct t_side *s)
 {
 	T_OK(ibv_dereg_mr(s->mr));
