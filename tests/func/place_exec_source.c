@@ -43,16 +43,12 @@ static char suid_prog[128];
 static int target(int sock, void *arg)
 {
 	struct t_side s;
-	struct t_ep ep, w;
 
 	(void)arg;
 	t_become(ua);
 	t_side_open(&s, LEN, IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_ON_DEMAND);
 	memset(s.buf, 0, LEN);
-	ep = t_side_ep(&s, PSN);
-	t_step_send(sock, S_EP, &ep);
-	w = t_step_recv(sock, S_WRITER);
-	t_qp_connect(s.qp, PSN, &w, NULL);
+	t_side_serve(&s, sock, S_EP, S_WRITER, PSN);
 	t_step_send(sock, S_READY, NULL);
 	t_step_recv(sock, S_AGAIN);
 	/* Our thread has had the job; whatever it did, it is done once

@@ -78,16 +78,12 @@ static int target(int sock, void *arg)
 {
 	struct t_side s;
 	struct srd_place_ring *ring;
-	struct t_ep ep, w;
 	pid_t child;
 
 	(void)arg;
 	t_become(ua);
 	t_side_open(&s, LEN, IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_ON_DEMAND);
-	ep = t_side_ep(&s, PSN);
-	t_step_send(sock, S_EP, &ep);
-	w = t_step_recv(sock, S_WRITER);
-	t_qp_connect(s.qp, PSN, &w, NULL);
+	t_side_serve(&s, sock, S_EP, S_WRITER, PSN);
 	ring = find_ring();
 	child = fork();
 	T_ASSERT(child >= 0);
@@ -115,17 +111,14 @@ static int writer(int sock, void *arg)
 	uint64_t stop_at, give_up;
 	bool failed = false;
 	struct t_side s;
-	struct t_ep t, ep;
+	struct t_ep t;
 	struct ibv_wc wc;
 
 	(void)arg;
 	t_become(ub);
 	t_side_open(&s, LEN, 0);
 	t_fill(s.buf, LEN, 9);
-	t = t_step_recv(sock, S_EP);
-	t_qp_connect(s.qp, PSN, &t, NULL);
-	t_ep_local(&s.d, s.qp, PSN, &ep);
-	t_step_send(sock, S_WRITER, &ep);
+	t = t_side_dial(&s, sock, S_EP, S_WRITER, PSN, NULL);
 	stop_at = t_now_ms() + RUN_MS;
 	/* The owner's wait is bounded (5 s), then the retries (7 x 67 ms). */
 	give_up = stop_at + 20000;
@@ -164,15 +157,11 @@ static int writer(int sock, void *arg)
 static int fresh_target(int sock, void *arg)
 {
 	struct t_side s;
-	struct t_ep ep, w;
 
 	(void)arg;
 	t_become(ub);
 	t_side_open(&s, LEN, IBV_ACCESS_REMOTE_WRITE);
-	ep = t_side_ep(&s, PSN);
-	t_step_send(sock, S_EP, &ep);
-	w = t_step_recv(sock, S_WRITER);
-	t_qp_connect(s.qp, PSN, &w, NULL);
+	t_side_serve(&s, sock, S_EP, S_WRITER, PSN);
 	t_step_recv(sock, S_DONE);
 	T_CHECK_FILL(s.buf, MSG, 3);
 	t_side_close(&s);
@@ -182,17 +171,14 @@ static int fresh_target(int sock, void *arg)
 static int fresh_writer(int sock, void *arg)
 {
 	struct t_side s;
-	struct t_ep t, ep;
+	struct t_ep t;
 	struct ibv_wc wc;
 
 	(void)arg;
 	t_become(ub);
 	t_side_open(&s, LEN, 0);
 	t_fill(s.buf, MSG, 3);
-	t = t_step_recv(sock, S_EP);
-	t_qp_connect(s.qp, PSN, &t, NULL);
-	t_ep_local(&s.d, s.qp, PSN, &ep);
-	t_step_send(sock, S_WRITER, &ep);
+	t = t_side_dial(&s, sock, S_EP, S_WRITER, PSN, NULL);
 	t_post_send(s.qp, 1, IBV_WR_RDMA_WRITE, s.mr, s.buf, MSG,
 		    IBV_SEND_SIGNALED, t.addr, t.rkey);
 	T_EXPECT_WC(s.cq, &wc, 1, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE);

@@ -94,7 +94,6 @@ static int target(int sock, void *arg)
 {
 	const struct role *r = arg;
 	struct t_side s;
-	struct t_ep ep, w;
 	struct ibv_wc wc;
 	uint8_t *want = malloc(LEN);
 
@@ -102,10 +101,7 @@ static int target(int sock, void *arg)
 	t_become(r->uid);
 	t_side_open(&s, LEN, IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
 	memset(s.buf, 0, LEN);
-	ep = t_side_ep(&s, PSN);
-	t_step_send(sock, S_TARGET, &ep);
-	w = t_step_recv(sock, S_WRITER);
-	t_qp_connect(s.qp, PSN, &w, NULL);
+	t_side_serve(&s, sock, S_TARGET, S_WRITER, PSN);
 	t_post_recv(s.qp, 20, s.mr, s.buf + SEND_AT, SEND_LEN);
 	t_step_recv(sock, S_WRITTEN);
 	T_EXPECT_WC(s.cq, &wc, 20, IBV_WC_SUCCESS, IBV_WC_RECV);
@@ -199,15 +195,12 @@ static int writer(int sock, void *arg)
 	struct ibv_send_wr wr = { 0 }, *bad;
 	struct ibv_wc wc;
 	struct t_side s;
-	struct t_ep ep, t;
+	struct t_ep t;
 
 	t_become(r->uid);
 	t_side_open(&s, LEN, IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
 	t_fill(s.buf, LEN, SEED);
-	t = t_step_recv(sock, S_TARGET);
-	t_ep_local(&s.d, s.qp, PSN, &ep);
-	t_qp_connect(s.qp, PSN, &t, NULL);
-	t_step_send(sock, S_WRITER, &ep);
+	t = t_side_dial(&s, sock, S_TARGET, S_WRITER, PSN, NULL);
 
 	t_post_send(s.qp, 1, IBV_WR_RDMA_WRITE, s.mr, s.buf, HALF,
 		    IBV_SEND_SIGNALED, t.addr, t.rkey);

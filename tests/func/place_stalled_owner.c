@@ -37,16 +37,12 @@ static uid_t ua, ub;
 static int target(int sock, void *arg)
 {
 	bool odp = arg != NULL;
-	struct t_ep ep, w;
 	struct t_side s;
 
 	t_become(odp ? ua : ub);
 	t_side_open(&s, LEN,
 		    IBV_ACCESS_REMOTE_WRITE | (odp ? IBV_ACCESS_ON_DEMAND : 0));
-	ep = t_side_ep(&s, PSN);
-	t_step_send(sock, S_EP, &ep);
-	w = t_step_recv(sock, S_WRITER);
-	t_qp_connect(s.qp, PSN, &w, NULL);
+	t_side_serve(&s, sock, S_EP, S_WRITER, PSN);
 	t_step_send(sock, S_READY, NULL);
 	t_step_recv(sock, S_AGAIN);
 	t_side_close(&s);

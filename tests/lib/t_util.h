@@ -197,6 +197,15 @@ struct t_side {
 void t_side_open(struct t_side *s, size_t len, int access);
 /* Its endpoint, with its buffer (addr, rkey, len) for a peer to reach. */
 struct t_ep t_side_ep(struct t_side *s, uint32_t psn);
+/* Connect over a step socket: serve sends ours (step mine) and connects
+ * to the peer's (step theirs); dial receives the peer's (theirs),
+ * connects (o: NULL for defaults) and sends ours (mine).  Both return the
+ * peer's endpoint. */
+struct t_ep t_side_serve(struct t_side *s, int sock, uint32_t mine,
+			 uint32_t theirs, uint32_t psn);
+struct t_ep t_side_dial(struct t_side *s, int sock, uint32_t theirs,
+			uint32_t mine, uint32_t psn,
+			const struct t_conn_opts *o);
 void t_side_close(struct t_side *s);
 
 /* ------------------------------------------------------------------ */

@@ -504,6 +504,28 @@ struct t_ep t_side_ep(struct t_side *s, uint32_t psn)
 	return ep;
 }
 
+struct t_ep t_side_serve(struct t_side *s, int sock, uint32_t mine,
+			 uint32_t theirs, uint32_t psn)
+{
+	struct t_ep ep = t_side_ep(s, psn), peer;
+
+	t_step_send(sock, mine, &ep);
+	peer = t_step_recv(sock, theirs);
+	t_qp_connect(s->qp, psn, &peer, NULL);
+	return peer;
+}
+
+struct t_ep t_side_dial(struct t_side *s, int sock, uint32_t theirs,
+			uint32_t mine, uint32_t psn,
+			const struct t_conn_opts *o)
+{
+	struct t_ep peer = t_step_recv(sock, theirs), ep = t_side_ep(s, psn);
+
+	t_qp_connect(s->qp, psn, &peer, o);
+	t_step_send(sock, mine, &ep);
+	return peer;
+}
+
 void t_side_close(struct t_side *s)
 {
 	T_OK(ibv_dereg_mr(s->mr));
