@@ -197,9 +197,10 @@ struct srd_cq {
 	struct srd_cqe *ring;	/* shared */
 	void *map;
 	size_t map_len;
-	uint32_t refcnt; /* QPs using it */
-	bool in_error;	 /* overrun: no more CQEs are written */
-	bool stamp;	 /* write the device clock into each CQE */
+	uint32_t refcnt;     /* QPs using it */
+	uint32_t place_cqes; /* its CQEs waiting on placement jobs */
+	bool in_error;	     /* overrun: no more CQEs are written */
+	bool stamp;	     /* write the device clock into each CQE */
 	/* Moderation (cq_mod.c): an armed CQ raises its event after count
 	 * CQEs or period µs after the first, whichever comes first. */
 	struct {
@@ -262,7 +263,8 @@ struct srd_srq {
 	uint8_t *ring;		 /* shared */
 	void *map;
 	size_t map_len;
-	uint32_t refcnt; /* QPs using it */
+	uint32_t refcnt;     /* QPs using it */
+	uint32_t place_cqes; /* its CQEs waiting on placement jobs */
 	bool in_error;
 };
 
@@ -549,6 +551,8 @@ int mem_maps_check(const struct srd_client_mem *cm, uint64_t addr, uint64_t len,
 		   bool write);
 /* The client's memory is no longer reachable: its placement ring goes. */
 void engine_mem_gone(struct srd_client_mem *m);
+/* A CQ goes: its CQEs still waiting on placement jobs go with it. */
+void engine_place_cq_gone(struct srd_daemon *d, struct srd_cq *cq);
 int mr_odp_check(const struct srd_mr *mr, uint64_t va, uint64_t len,
 		 bool write);
 int mr_write(struct srd_mr *mr, uint64_t va, const void *buf, uint64_t len);

@@ -178,6 +178,8 @@ int cmd_resize_cq(struct srd_client *c, struct srd_req *rq, struct srd_rep *rp)
 
 void cq_destroy(struct srd_cq *cq)
 {
+	if (cq->place_cqes)
+		engine_place_cq_gone(cq->owner->d, cq);
 	cq_mod_reset(cq);
 	if (cq->channel)
 		cq->channel->refcnt--;

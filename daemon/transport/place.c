@@ -141,6 +141,8 @@ static void shadow_clear(struct place_shadow *s)
 	s->ack = false;
 	s->staged = false;
 	s->odp = false;
+	if (s->has_cqe)
+		s->cq->place_cqes--;
 	s->has_cqe = false;
 }
 
@@ -390,13 +392,30 @@ void place_defer_cqe(struct srd_qp_transport *tp, struct srd_cq *cq,
 	struct place_shadow *s = tp->place_last;
 
 	/* Set with the job just posted, in the same pass. */
-	if (!s) {
+	if (!s || !cq) {
 		tp_cq_push(tp, cq, c);
 		return;
 	}
 	s->has_cqe = true;
 	s->cq = cq;
 	s->cqe = *c;
+	cq->place_cqes++;
+}
+
+void engine_place_cq_gone(struct srd_daemon *d, struct srd_cq *cq)
+{
+	list_for_each (&d->engine->place_busy, it) {
+		struct srd_place *p = list_entry(it, struct srd_place, node);
+
+		for (uint32_t n = p->retired; n != p->posted; n++) {
+			struct place_shadow *s = &p->sh[slot_of(n)];
+
+			if (s->has_cqe && s->cq == cq) {
+				s->has_cqe = false;
+				cq->place_cqes--;
+			}
+		}
+	}
 }
 
 bool place_hold_ack(struct srd_qp_transport *tp, uint32_t psn)
